@@ -1,0 +1,38 @@
+# Two commands for a new user: `make demo` and `make test`. Both create .venv when missing.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+TRAIN_STAMP := $(VENV)/.installed-train
+
+.PHONY: demo test model evaluate bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+$(TRAIN_STAMP): pyproject.toml | $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,train]'
+	touch $@
+
+demo: $(STAMP)
+	$(PY) -m device.demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+# Training is not part of `make test`: it needs the train extra (local CPU torch) and ~20 minutes.
+model: $(TRAIN_STAMP)
+	$(PY) -m vision.train --deck flip7
+
+evaluate: $(STAMP)
+	$(PY) -m vision.evaluate --deck flip7
+
+bench: $(STAMP)
+	$(PY) bench/rules_bench.py
+
+clean:
+	rm -rf $(VENV) out build *.egg-info
