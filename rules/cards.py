@@ -1,0 +1,99 @@
+"""Card labels and deck compositions, as data (spec/cards.md).
+
+One label vocabulary is used everywhere: classifier outputs, the rules core, table scripts, JSON
+and calibration folders. A deck is a list of labels plus how many copies of each one deck holds;
+the engines look cards up here and never spell out compositions themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class Deck:
+    id: str
+    labels: tuple[str, ...]          # classifier output order
+    copies: Mapping[str, int]        # copies of each label in one deck
+    kinds: Mapping[str, str]         # label -> "number" | "modifier" | "action" | ...
+
+    @property
+    def size(self) -> int:
+        return sum(self.copies.values())
+
+    def kind(self, label: str) -> str:
+        return self.kinds[label]
+
+
+def _deck(id: str, entries: list[tuple[str, str, int]]) -> Deck:
+    labels = tuple(label for label, _, _ in entries)
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"deck {id}: duplicate labels")
+    return Deck(
+        id=id,
+        labels=labels,
+        copies=MappingProxyType({label: n for label, _, n in entries}),
+        kinds=MappingProxyType({label: kind for label, kind, _ in entries}),
+    )
+
+
+def _flip7() -> Deck:
+    entries = [("0", "number", 1)]
+    entries += [(str(n), "number", n) for n in range(1, 13)]
+    entries += [(m, "modifier", 1) for m in ("+2", "+4", "+6", "+8", "+10", "x2")]
+    entries += [(a, "action", 3) for a in ("freeze", "flip-three", "second-chance")]
+    return _deck("flip7", entries)
+
+
+def _vengeance() -> Deck:
+    entries = []
+    for n in range(1, 14):
+        # one 7 is the Unlucky 7 and one 13 is the Lucky 13
+        entries.append((str(n), "number", n - 1 if n in (7, 13) else n))
+    entries += [("zero", "number", 1), ("unlucky-7", "number", 1), ("lucky-13", "number", 1)]
+    entries += [(m, "malus", 1) for m in ("/2", "-2", "-4", "-6", "-8", "-10")]
+    entries += [(a, "action", 2) for a in ("just-one-more", "swap", "steal", "discard", "flip-four")]
+    return _deck("flip7-vengeance", entries)
+
+
+UNO_LIGHT_COLORS = ("red", "yellow", "green", "blue")
+UNO_DARK_COLORS = ("pink", "teal", "orange", "purple")
+UNO_LIGHT_SYMBOLS = ("draw-one", "reverse", "skip", "flip")
+UNO_DARK_SYMBOLS = ("draw-five", "reverse", "skip-everyone", "flip")
+
+
+def _uno_flip() -> Deck:
+    """Faces, not physical cards: each of the 112 double-sided cards shows one light and one dark
+    face; the 108 labels are the faces, with the copies of each face in the deck."""
+    entries = []
+    for colors, symbols, wilds in (
+        (UNO_LIGHT_COLORS, UNO_LIGHT_SYMBOLS, ("wild", "wild-draw-two")),
+        (UNO_DARK_COLORS, UNO_DARK_SYMBOLS, ("dark-wild", "wild-draw-color")),
+    ):
+        for color in colors:
+            entries += [(f"{color}-{n}", "number", 2) for n in range(1, 10)]
+            entries += [(f"{color}-{s}", "action", 2) for s in symbols]
+        entries += [(w, "wild", 4) for w in wilds]
+    return _deck("uno-flip", entries)
+
+
+DECKS: Mapping[str, Deck] = MappingProxyType({d.id: d for d in (_flip7(), _vengeance(), _uno_flip())})
+
+# Which deck each game is played with.
+GAME_DECKS: Mapping[str, str] = MappingProxyType({
+    "flip7": "flip7",
+    "flip7-vengeance": "flip7-vengeance",
+    "flip7-vengeance-brutal": "flip7-vengeance",
+    "uno-flip": "uno-flip",
+})
+
+
+def label_to_dirname(label: str) -> str:
+    """Calibration folders are named by label; `/2` cannot be a file name, so it is `div2`."""
+    return label.replace("/", "div")
+
+
+def dirname_to_label(name: str) -> str:
+    return name.replace("div", "/") if name.startswith("div") else name
