@@ -1,0 +1,78 @@
+"""Score a table script (spec/table-script.md) and print the scoreboard round by round.
+
+Each line of the script is applied in order; a line that cannot happen is reported with its line
+number and why, and skipped: the lines after it still apply (with --strict the replay stops there).
+Exit status: 0 every line accepted; 1 some line refused; 2 the script is unusable (no game,
+unknown game, no players) or cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("script", metavar="SCRIPT", help="table-script file ('-' reads standard input)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (the contract's schema)")
+    parser.add_argument("--strict", action="store_true", help="stop at the first refused line")
+
+
+def main(args: argparse.Namespace) -> int:
+    from rules.script import parse_script, replay_script
+
+    try:
+        if args.script == "-":
+            text = sys.stdin.read()
+        else:
+            with open(args.script, encoding="utf-8") as f:
+                text = f.read()
+    except (OSError, UnicodeDecodeError) as error:
+        print(f"tablemate replay: cannot read {args.script}: {error}", file=sys.stderr)
+        return 2
+    script = parse_script(text)
+    if script.config is None:
+        print(f"tablemate replay: {args.script} is not a usable table script: {script.fatal}", file=sys.stderr)
+        return 2
+    result = replay_script(script, strict=args.strict)
+    summary = result.match.summary()
+    summary["errors"] = [e.to_json() for e in result.errors]
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(format_scoreboard(summary))
+        for e in result.errors:
+            print(f"line {e.line}: {e.text!r} refused: {e.error}", file=sys.stderr)
+        if result.stopped_early:
+            print("stopped at the first refused line (--strict)", file=sys.stderr)
+    return 1 if result.errors else 0
+
+
+def format_scoreboard(summary: dict) -> str:
+    """Rounds down, players across: each round's score and the running total."""
+    players = summary["players"]
+    width = max(7, *(len(p) for p in players)) + 2
+    lines = [f"{summary['game']}: " + ", ".join(players),
+             "round  dealer    " + "".join(p.rjust(width) for p in players)]
+    running = dict.fromkeys(players, 0)
+    for r in summary["rounds"]:
+        cells = []
+        for p in players:
+            running[p] += r["scores"][p]
+            mark = "!" if p in r["busted"] else "*" if p == r["flip7"] else " "
+            cells.append(f"{r['scores'][p]:>4}{mark}{running[p]:>4}".rjust(width))
+        lines.append(f"{r['round']:>5}  {r['dealer'][:8]:<8}  " + "".join(cells))
+    lines.append("(each cell: round score, then total; ! bust, * Flip 7)")
+    lines.append("totals: " + "  ".join(f"{p} {summary['totals'][p]}" for p in players))
+    state = summary["state"]
+    if summary["winner"]:
+        lines.append(f"winner: {summary['winner']}")
+    elif state.get("pending"):
+        pending = state["pending"]
+        lines.append(f"waiting: {pending['by']} chooses ({pending['kind']}): {', '.join(map(str, pending['options']))}")
+    elif state.get("turn"):
+        odds = state.get("bust_odds", {}).get(state["turn"])
+        extra = f", bust odds {odds:.1%}" if odds is not None else ""
+        lines.append(f"now: round {state.get('round')}, {state['turn']} to play{extra}")
+    return "\n".join(lines)

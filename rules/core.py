@@ -1,0 +1,93 @@
+"""Types shared by every game engine: refusals, pending choices, notices, round results, config."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Refused(Exception):
+    """An event that cannot happen now. `reason` is a sentence a player understands; the state
+    that refused it is exactly as it was before."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A choice the table must make before play goes on.
+
+    kind: "target" (a player), "card", "swap", "flip7", "color", "draw" or "hand"; `by` chooses
+    among `options`; `card` is the card the choice is for (e.g. "freeze")."""
+    kind: str
+    by: str
+    options: tuple
+    card: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "by": self.by, "options": list(self.options), "card": self.card}
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the table should notice (the device flashes these): bust, flip7, freeze,
+    second_chance_used, round_over, game_over, shuffled, discarded, ..."""
+    kind: str
+    player: str | None = None
+    detail: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    round: int
+    dealer: str
+    scores: dict[str, int]
+    flip7: str | None
+    busted: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"round": self.round, "dealer": self.dealer, "scores": dict(self.scores),
+                "flip7": self.flip7, "busted": list(self.busted)}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "RoundResult":
+        return cls(d["round"], d["dealer"], dict(d["scores"]), d["flip7"], tuple(d["busted"]))
+
+
+GAMES = ("flip7", "flip7-vengeance", "flip7-vengeance-brutal", "uno-flip")
+NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    """What a game is before any event: the header of a table script."""
+    game: str
+    players: tuple[str, ...]
+    dealer: str | None = None
+    options: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.game not in GAMES:
+            raise ValueError(f"unknown game {self.game!r} (known: {', '.join(GAMES)})")
+        if not self.players:
+            raise ValueError("a game needs at least one player")
+        seen = set()
+        for name in self.players:
+            if not NAME_RE.match(name):
+                raise ValueError(f"player name {name!r} may only use letters, digits, - and _")
+            if name.lower() in seen:
+                raise ValueError(f"player {name!r} is named twice")
+            seen.add(name.lower())
+        if self.dealer is not None and self.dealer not in self.players:
+            raise ValueError(f"dealer {self.dealer!r} is not one of the players")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"game": self.game, "players": list(self.players), "dealer": self.dealer,
+                "options": dict(self.options)}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "GameConfig":
+        return cls(d["game"], tuple(d["players"]), d.get("dealer"), dict(d.get("options", {})))

@@ -1,0 +1,640 @@
+"""The Flip 7 engine (spec/flip7.md).
+
+The state is a handful of flat lists indexed by player and by card id, so that applying an event,
+cloning and bust odds stay cheap on a Pi. Control flow that the rules nest — a Flip Three inside
+the deal, set-aside actions chosen and then played one by one, a Flip Three set off by a set-aside
+Flip Three — is an explicit stack of frames; `_settle` runs the stack after every event until the
+game waits for the table again: a card for a player, a stop, or a choice.
+
+Every public mutator validates first and mutates after, so a refused event leaves the state exactly
+as it was.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from rules.cards import DECKS
+from rules.core import GameConfig, Notice, Pending, Refused, RoundResult
+from rules.events import Card, Shuffle, Stop, Target
+
+DECK = DECKS["flip7"]
+LABELS = DECK.labels
+CARD_ID = {label: i for i, label in enumerate(LABELS)}
+N_CARDS = len(LABELS)
+HIGHEST_NUMBER = 12                      # ids 0..12 are the numbers, id == value
+X2 = CARD_ID["x2"]
+FREEZE = CARD_ID["freeze"]
+FLIP_THREE = CARD_ID["flip-three"]
+SECOND_CHANCE = CARD_ID["second-chance"]
+PLUS_VALUE = {CARD_ID[m]: int(m[1:]) for m in ("+2", "+4", "+6", "+8", "+10")}
+FLIP7_COUNT = 7
+FLIP7_BONUS = 15
+WINNING_TOTAL = 200
+FLIP_THREE_CARDS = 3
+
+ACTIVE, STOPPED, FROZEN, BUSTED = 0, 1, 2, 3
+STATUS_NAMES = ("active", "stopped", "frozen", "busted")
+
+# what a pending player choice is for
+ACTION, GIFT, SET_ASIDE = "action", "gift", "set_aside"
+
+OPTIONS = {"set_aside_after_bust": ("play", "discard"), "decks": None}
+STATE_VERSION = 1
+
+
+def score_row(labels: list[str] | tuple[str, ...]) -> int:
+    """The Flip 7 score of one player's cards: numbers summed, doubled by `x2`, plus every `+N`,
+    plus 15 for seven different numbers. Labels that are not numbers or modifiers are ignored."""
+    ids = [CARD_ID[label] for label in labels if label in CARD_ID]
+    numbers = {i for i in ids if i <= HIGHEST_NUMBER}
+    total = sum(numbers) * (2 if X2 in ids else 1)
+    total += sum(PLUS_VALUE.get(i, 0) for i in ids)
+    return total + (FLIP7_BONUS if len(numbers) >= FLIP7_COUNT else 0)
+
+
+def _parse_options(options: dict[str, str], n_players: int) -> tuple[str, int]:
+    for key in options:
+        if key not in OPTIONS:
+            raise ValueError(f"unknown option {key!r} for flip7 (known: {', '.join(OPTIONS)})")
+    set_aside = options.get("set_aside_after_bust", "play")
+    if set_aside not in OPTIONS["set_aside_after_bust"]:
+        raise ValueError("option set_aside_after_bust must be play or discard")
+    decks_text = options.get("decks", "1" if n_players <= 18 else "2")
+    if not decks_text.isdigit() or not 1 <= int(decks_text) <= 4:
+        raise ValueError("option decks must be a whole number from 1 to 4")
+    return set_aside, int(decks_text)
+
+
+class Flip7State:
+    game = "flip7"
+
+    def __init__(self, config: GameConfig):
+        self.players = tuple(config.players)
+        n = len(self.players)
+        self.set_aside_after_bust, self.decks = _parse_options(config.options, n)
+        self.deck = [DECK.copies[label] * self.decks for label in LABELS]
+        self.deck_left = sum(self.deck)
+        self.discard = [0] * N_CARDS
+        self.discard_left = 0
+        self.totals = [0] * n
+        self.results: list[RoundResult] = []
+        self.round = 0
+        self.dealer = self.players.index(config.dealer) if config.dealer else 0
+        self.over = False
+        self.winner = -1
+        self._start_round(self.dealer)
+        self._settle([])
+
+    # ---- round set-up -------------------------------------------------------------------
+    def _start_round(self, dealer: int) -> None:
+        n = len(self.players)
+        self.round += 1
+        self.dealer = dealer
+        self.rows: list[list[int]] = [[] for _ in range(n)]   # cards in front, in order received
+        self.numbers = [0] * n                                # bitmask of number values held
+        self.distinct = [0] * n                               # how many different numbers
+        self.has_second_chance = [False] * n
+        self.status = [ACTIVE] * n
+        self.dealing = True
+        self.deal_pos = 0                                     # index into the deal order
+        self.turn_owner = (dealer + 1) % n
+        self.advance = False                                  # move the deal/turn on once settled
+        self.stack: list[list] = []
+        self.pending: tuple | None = None                     # (purpose, by, options, card, drawer)
+        self.flip7 = -1
+        self.round_ended = False
+        self.turn = -1
+
+    # ---- public view ----------------------------------------------------------------------
+    def player_turn(self) -> str | None:
+        return self.players[self.turn] if self.turn >= 0 else None
+
+    def pending_choice(self) -> Pending | None:
+        if self.pending is None:
+            return None
+        _purpose, by, options, card, _ = self.pending
+        return Pending("target", self.players[by], tuple(self.players[i] for i in options), LABELS[card])
+
+    def effective_deck(self) -> tuple[list[int], int]:
+        """The cards the next draw comes from: the deck, or the discard pile about to be shuffled
+        into a new deck when the deck has run out."""
+        if self.deck_left:
+            return self.deck, self.deck_left
+        return self.discard, self.discard_left
+
+    def bust_odds(self) -> float | None:
+        """Chance that the next card busts the player on turn; 0 while they hold a Second Chance."""
+        p = self.turn
+        if p < 0:
+            return None
+        if self.has_second_chance[p]:
+            return 0.0
+        counts, total = self.effective_deck()
+        if not total:
+            return 0.0
+        mask = self.numbers[p]
+        bust = 0
+        v = 0
+        while mask:
+            if mask & 1:
+                bust += counts[v]
+            mask >>= 1
+            v += 1
+        return bust / total
+
+    def flip_bust_odds(self) -> float | None:
+        """During a Flip Three: the chance the target busts within the cards still to come."""
+        if self.turn < 0 or not self.stack or self.stack[-1][0] != "flip":
+            return None
+        _, target, left, _ = self.stack[-1]
+        counts, total = self.effective_deck()
+        numbers = counts[:HIGHEST_NUMBER + 1]
+        neutral = total - sum(numbers) - counts[SECOND_CHANCE]
+        return _bust_within(tuple(numbers), counts[SECOND_CHANCE], neutral, self.numbers[target],
+                            self.has_second_chance[target], self.distinct[target], left)
+
+    def round_score(self, player: int) -> int:
+        if self.status[player] == BUSTED:
+            return 0
+        ids = self.rows[player]
+        total = sum(i for i in ids if i <= HIGHEST_NUMBER)
+        if X2 in ids:
+            total *= 2
+        total += sum(PLUS_VALUE.get(i, 0) for i in ids)
+        return total + (FLIP7_BONUS if self.flip7 == player else 0)
+
+    def stop_allowed(self) -> bool:
+        return self._stop_refusal(None) is None
+
+    def card_counts(self) -> dict[str, int]:
+        counts, _ = self.effective_deck()
+        return {LABELS[i]: c for i, c in enumerate(counts) if c}
+
+    # ---- events ------------------------------------------------------------------------------
+    def apply(self, event) -> list[Notice]:
+        kind = type(event)
+        if kind is Card:
+            return self._card(event)
+        if kind is Stop:
+            return self._stop(event)
+        if kind is Target:
+            return self._target(event)
+        if kind is Shuffle:
+            return self._shuffle()
+        raise Refused(f"{_event_word(event)} is not an event of Flip 7")
+
+    def _player(self, name: str) -> int:
+        for i, p in enumerate(self.players):
+            if p == name or p.lower() == name.lower():
+                return i
+        raise Refused(f"there is no player called {name}")
+
+    def _refuse_if_waiting(self, what: str) -> None:
+        if self.over:
+            raise Refused(f"the game is over: no {what} now")
+        if self.pending is not None:
+            purpose, by, _, card, _ = self.pending
+            raise Refused(f"{self.players[by]} must first choose {_choice_words(purpose, card)}")
+
+    def _card(self, event: Card) -> list[Notice]:
+        self._refuse_if_waiting("card")
+        cid = CARD_ID.get(event.label.lower())
+        if cid is None:
+            raise Refused(f"{event.label} is not a card of the Flip 7 deck")
+        counts, total = self.effective_deck()
+        if not total:
+            raise Refused("the deck and the discard pile are both empty: there is no card to turn")
+        if counts[cid] == 0:
+            raise Refused(f"no {LABELS[cid]} is left in the deck")
+        to = self.turn
+        if event.to is not None:
+            named = self._player(event.to)
+            if named != to:
+                self._check_redirect(named)
+                to = named
+        notices: list[Notice] = []
+        if not self.deck_left:
+            self._reshuffle(notices)
+        self.deck[cid] -= 1
+        self.deck_left -= 1
+        if self.stack:                         # a card of a Flip Three
+            self.stack[-1][2] -= 1
+            self._receive(to, cid, True, notices)
+        else:
+            if to != self.turn:                # the table dealt to someone else: play goes on from them
+                self.turn_owner = to
+            self.advance = True
+            self._receive(to, cid, False, notices)
+        self._settle(notices)
+        return notices
+
+    def _check_redirect(self, named: int) -> None:
+        name = self.players[named]
+        if self.status[named] != ACTIVE:
+            raise Refused(f"{name} is out of this round ({STATUS_NAMES[self.status[named]]})")
+        expected = self.players[self.turn]
+        if self.stack:
+            raise Refused(f"this card goes to {expected}, who is being dealt a Flip Three")
+        if self.dealing:
+            raise Refused(f"the initial deal goes round in order: this card goes to {expected}")
+
+    def _stop_refusal(self, name: str | None) -> str | None:
+        if self.over:
+            return "the game is over"
+        if self.pending is not None:
+            purpose, by, _, card, _ = self.pending
+            return f"{self.players[by]} must first choose {_choice_words(purpose, card)}"
+        turn = self.players[self.turn]
+        if name is not None and self._player(name) != self.turn:
+            named = self.players[self._player(name)]
+            if self.status[self._player(name)] != ACTIVE:
+                return f"{named} is already out of this round"
+            return f"it is {turn}'s turn, not {named}'s"
+        if self.stack:
+            return f"{turn} is being dealt a Flip Three and cannot stop now"
+        if self.dealing and not self.rows[self.turn]:
+            return f"{turn} gets a first card in the initial deal and cannot stop yet"
+        return None
+
+    def _stop(self, event: Stop) -> list[Notice]:
+        refusal = self._stop_refusal(event.player)
+        if refusal:
+            raise Refused(refusal)
+        p = self.turn
+        self.status[p] = STOPPED
+        notices = [Notice("stop", self.players[p], self.round_score(p))]
+        self.advance = True
+        self._settle(notices)
+        return notices
+
+    def _target(self, event: Target) -> list[Notice]:
+        if self.over:
+            raise Refused("the game is over: there is nothing to choose")
+        if self.pending is None:
+            raise Refused("there is no choice to make now")
+        purpose, by, options, card, drawer = self.pending
+        chosen = self._player(event.player)
+        if chosen not in options:
+            allowed = ", ".join(self.players[i] for i in options)
+            raise Refused(f"{self.players[chosen]} cannot be chosen for the {LABELS[card]}: choose {allowed}")
+        notices: list[Notice] = []
+        self.pending = None
+        if purpose == ACTION:
+            self._play_action(card, chosen, notices)
+        elif purpose == GIFT:
+            self._give_second_chance(chosen, notices)
+        else:                                   # SET_ASIDE: the frame on top records the choice
+            frame = self.stack[-1]
+            frame[2][frame[3]][1] = chosen
+            frame[3] += 1
+        self._settle(notices)
+        return notices
+
+    def _shuffle(self) -> list[Notice]:
+        if self.over:
+            raise Refused("the game is over")
+        if not self.discard_left:
+            raise Refused("the discard pile is empty: there is nothing to shuffle in")
+        notices: list[Notice] = []
+        self._reshuffle(notices)
+        return notices
+
+    # ---- mechanics -------------------------------------------------------------------------
+    def _reshuffle(self, notices: list[Notice]) -> None:
+        for i in range(N_CARDS):
+            self.deck[i] += self.discard[i]
+            self.discard[i] = 0
+        self.deck_left += self.discard_left
+        self.discard_left = 0
+        notices.append(Notice("shuffled", None, self.deck_left))
+
+    def _to_discard(self, cid: int) -> None:
+        self.discard[cid] += 1
+        self.discard_left += 1
+
+    def _active(self, exclude: int = -1) -> list[int]:
+        return [i for i, s in enumerate(self.status) if s == ACTIVE and i != exclude]
+
+    def _receive(self, p: int, cid: int, in_flip: bool, notices: list[Notice]) -> None:
+        name = self.players[p]
+        if cid <= HIGHEST_NUMBER:
+            bit = 1 << cid
+            if self.numbers[p] & bit:
+                if self.has_second_chance[p]:
+                    self.has_second_chance[p] = False
+                    self.rows[p].remove(SECOND_CHANCE)
+                    self._to_discard(SECOND_CHANCE)
+                    self._to_discard(cid)
+                    notices.append(Notice("second_chance_used", name, LABELS[cid]))
+                else:
+                    self.rows[p].append(cid)
+                    self.status[p] = BUSTED
+                    notices.append(Notice("bust", name, LABELS[cid]))
+                return
+            self.numbers[p] |= bit
+            self.distinct[p] += 1
+            self.rows[p].append(cid)
+            if self.distinct[p] == FLIP7_COUNT:
+                self.flip7 = p
+                self.round_ended = True
+                notices.append(Notice("flip7", name))
+        elif cid == SECOND_CHANCE:
+            if not self.has_second_chance[p]:
+                self.has_second_chance[p] = True
+                self.rows[p].append(cid)
+            else:
+                others = [i for i in self._active(p) if not self.has_second_chance[i]]
+                self._choose(GIFT, p, others, cid, notices)
+        elif cid == FREEZE or cid == FLIP_THREE:
+            if in_flip:
+                self.stack[-1][3].append(cid)
+            else:
+                self._choose(ACTION, p, self._active(), cid, notices)
+        else:                                   # a modifier
+            self.rows[p].append(cid)
+
+    def _choose(self, purpose: str, by: int, options: list[int], cid: int, notices: list[Notice]) -> None:
+        """Ask `by` to choose among options, or do it at once when the rules leave no choice."""
+        if len(options) > 1:
+            self.pending = (purpose, by, tuple(options), cid, by)
+        elif not options:
+            self._to_discard(cid)
+            notices.append(Notice("discarded", self.players[by], LABELS[cid]))
+        elif purpose == ACTION:
+            self._play_action(cid, options[0], notices)
+        else:
+            self._give_second_chance(options[0], notices)
+
+    def _give_second_chance(self, p: int, notices: list[Notice]) -> None:
+        self.has_second_chance[p] = True
+        self.rows[p].append(SECOND_CHANCE)
+        notices.append(Notice("second_chance_given", self.players[p]))
+
+    def _play_action(self, cid: int, target: int, notices: list[Notice]) -> None:
+        self.rows[target].append(cid)
+        if cid == FREEZE:
+            self.status[target] = FROZEN
+            notices.append(Notice("freeze", self.players[target], self.round_score(target)))
+        else:
+            self.stack.append(["flip", target, FLIP_THREE_CARDS, []])
+            notices.append(Notice("flip_three", self.players[target]))
+
+    def _settle(self, notices: list[Notice]) -> None:
+        """Run the rules forward until the table must act: a card, a stop or a choice."""
+        self.turn = -1
+        while not self.over:
+            if self.round_ended:
+                self._end_round(notices)
+                continue
+            if self.pending is not None:
+                return
+            if self.stack:
+                frame = self.stack[-1]
+                if frame[0] == "flip":
+                    if frame[2] > 0 and self.status[frame[1]] == ACTIVE:
+                        self.turn = frame[1]
+                        return
+                    self.stack.pop()
+                    self._after_flip(frame[1], frame[3], notices)
+                else:
+                    self._step_set_aside(frame, notices)
+                continue
+            if self.advance:
+                self.advance = False
+                if self.dealing:
+                    self.deal_pos += 1
+                else:
+                    self.turn_owner = self._next_active(self.turn_owner + 1)
+            active = self._active()
+            if not active:
+                self.round_ended = True
+                continue
+            n = len(self.players)
+            if self.dealing:
+                while self.deal_pos < n and self.status[(self.dealer + 1 + self.deal_pos) % n] != ACTIVE:
+                    self.deal_pos += 1
+                if self.deal_pos < n:
+                    self.turn = (self.dealer + 1 + self.deal_pos) % n
+                    return
+                self.dealing = False
+                self.turn_owner = self._next_active(self.dealer + 1)
+            elif self.status[self.turn_owner] != ACTIVE:
+                self.turn_owner = self._next_active(self.turn_owner)
+            self.turn = self.turn_owner
+            return
+
+    def _next_active(self, start: int) -> int:
+        n = len(self.players)
+        for k in range(n):
+            i = (start + k) % n
+            if self.status[i] == ACTIVE:
+                return i
+        return start % n
+
+    def _after_flip(self, target: int, set_aside: list[int], notices: list[Notice]) -> None:
+        if not set_aside:
+            return
+        if self.status[target] == BUSTED:
+            options = self._active(target) if self.set_aside_after_bust == "play" else []
+        else:
+            options = self._active()
+        if not options:
+            for cid in set_aside:
+                self._to_discard(cid)
+                notices.append(Notice("discarded", self.players[target], LABELS[cid]))
+            return
+        # [kind, chooser, [[card, target]...], next to choose, next to play, options]
+        self.stack.append(["set_aside", target, [[cid, -1] for cid in set_aside], 0, 0, options])
+
+    def _step_set_aside(self, frame: list, notices: list[Notice]) -> None:
+        _, chooser, items, to_choose, to_play, options = frame
+        if to_choose < len(items):
+            # targets are chosen for all set-aside cards before any takes effect
+            if len(options) == 1:
+                items[to_choose][1] = options[0]
+                frame[3] += 1
+            else:
+                self.pending = (SET_ASIDE, chooser, tuple(options), items[to_choose][0], chooser)
+            return
+        if to_play == len(items):
+            self.stack.pop()
+            return
+        frame[4] += 1
+        cid, target = items[to_play]
+        if self.status[target] == ACTIVE:
+            self._play_action(cid, target, notices)
+        else:
+            self._to_discard(cid)
+            notices.append(Notice("discarded", self.players[target], LABELS[cid]))
+
+    def _end_round(self, notices: list[Notice]) -> None:
+        self.round_ended = False
+        n = len(self.players)
+        scores = [self.round_score(i) for i in range(n)]
+        for i in range(n):
+            self.totals[i] += scores[i]
+        result = RoundResult(
+            self.round, self.players[self.dealer],
+            {self.players[i]: scores[i] for i in range(n)},
+            self.players[self.flip7] if self.flip7 >= 0 else None,
+            tuple(self.players[i] for i in range(n) if self.status[i] == BUSTED))
+        self.results.append(result)
+        notices.append(Notice("round_over", None, result))
+        # set-aside cards still waiting (a Flip 7 ended the round) go to the discard pile
+        for frame in self.stack:
+            for cid in (frame[3] if frame[0] == "flip" else [c for c, _ in frame[2][frame[4]:]]):
+                self._to_discard(cid)
+        self.stack = []
+        self.pending = None
+        best = max(self.totals)
+        leaders = [i for i in range(n) if self.totals[i] == best]
+        if best >= WINNING_TOTAL and len(leaders) == 1:
+            self.over = True
+            self.winner = leaders[0]
+            self.turn = -1
+            notices.append(Notice("game_over", self.players[self.winner]))
+            return
+        for row in self.rows:
+            for cid in row:
+                self._to_discard(cid)
+        self._start_round((self.dealer + 1) % n)
+
+    # ---- copying and saving ---------------------------------------------------------------
+    def clone(self) -> "Flip7State":
+        twin = copy.copy(self)
+        for name in ("deck", "discard", "totals", "numbers", "distinct", "has_second_chance", "status"):
+            setattr(twin, name, list(getattr(self, name)))
+        twin.rows = [list(r) for r in self.rows]
+        twin.results = list(self.results)
+        twin.stack = copy.deepcopy(self.stack)
+        return twin
+
+    _FIELDS = ("set_aside_after_bust", "decks", "deck", "deck_left", "discard", "discard_left", "totals",
+               "round", "dealer", "over", "winner", "rows", "numbers", "distinct", "has_second_chance",
+               "status", "dealing", "deal_pos", "turn_owner", "advance", "stack", "pending", "flip7",
+               "round_ended", "turn")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {name: copy.deepcopy(getattr(self, name)) for name in self._FIELDS}
+        d["pending"] = list(self.pending) if self.pending else None
+        d["results"] = [r.to_json() for r in self.results]
+        return {"version": STATE_VERSION, "game": self.game, "players": list(self.players), "state": d}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Flip7State":
+        if data.get("version") != STATE_VERSION or data.get("game") != cls.game:
+            raise ValueError(f"not a version-{STATE_VERSION} {cls.game} state")
+        state = cls.__new__(cls)
+        state.players = tuple(data["players"])
+        d = data["state"]
+        missing = [name for name in cls._FIELDS if name not in d]
+        if missing:
+            raise ValueError(f"state is missing {', '.join(missing)}")
+        for name in cls._FIELDS:
+            setattr(state, name, copy.deepcopy(d[name]))
+        if state.pending is not None:
+            purpose, by, options, card, drawer = state.pending
+            state.pending = (purpose, by, tuple(options), card, drawer)
+        state.stack = [_restore_frame(f) for f in state.stack]
+        state.results = [RoundResult.from_json(r) for r in d["results"]]
+        return state
+
+    # ---- for the JSON summary ---------------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        names = self.players
+        turn = self.player_turn()
+        pending = self.pending_choice()
+        odds = self.bust_odds()
+        state = {
+            "round": self.round,
+            "dealer": names[self.dealer],
+            "turn": turn,
+            "pending": pending.to_json() if pending else None,
+            "rows": {names[i]: [LABELS[c] for c in self.rows[i]] for i in range(len(names))},
+            "status": {names[i]: STATUS_NAMES[self.status[i]] for i in range(len(names))},
+            "bust_odds": {turn: round(odds, 4)} if turn is not None and odds is not None else {},
+            "deck_left": self.deck_left,
+            "discard": self.discard_left,
+        }
+        flip_odds = self.flip_bust_odds()
+        if flip_odds is not None:
+            state["flip_three_bust_odds"] = {turn: round(flip_odds, 4)}
+        return state
+
+    def legal_events(self) -> list:
+        """Every event the table could make now (cards by label, once per label left)."""
+        if self.over:
+            return []
+        if self.pending is not None:
+            return [Target(self.players[i]) for i in self.pending[2]]
+        events: list = [Card(label) for label in self.card_counts()]
+        if self.stop_allowed():
+            events.append(Stop())
+        return events
+
+    def cards_everywhere(self) -> list[int]:
+        """How many of each card are in the deck, the discard pile, in front of players and set
+        aside: the deck composition, always (the conservation law the tests check)."""
+        total = [self.deck[i] + self.discard[i] for i in range(N_CARDS)]
+        for row in self.rows:
+            for cid in row:
+                total[cid] += 1
+        for frame in self.stack:
+            for cid in (frame[3] if frame[0] == "flip" else [c for c, _ in frame[2][frame[4]:]]):
+                total[cid] += 1
+        if self.pending is not None and self.pending[0] != SET_ASIDE:
+            total[self.pending[3]] += 1         # a drawn action or Second Chance awaiting its target
+        return total
+
+    def full_deck(self) -> list[int]:
+        return [DECK.copies[label] * self.decks for label in LABELS]
+
+
+def _restore_frame(frame: list) -> list:
+    if frame[0] == "set_aside":
+        frame[5] = list(frame[5])
+    return frame
+
+
+def _choice_words(purpose: str, card: int) -> str:
+    if purpose == GIFT:
+        return "who gets the extra Second Chance"
+    if purpose == SET_ASIDE:
+        return f"a target for the set-aside {LABELS[card]}"
+    return f"who gets the {LABELS[card]}"
+
+
+def _event_word(event) -> str:
+    return type(event).__name__.lower()
+
+
+def _bust_within(numbers: tuple[int, ...], second_chances: int, neutral: int, held: int,
+                 has_sc: bool, distinct: int, k: int) -> float:
+    """Exact chance of busting within the next k cards of a Flip Three.
+
+    The deck is summarised as copies of each number, Second Chances, and every other card
+    ("neutral": modifiers and set-aside actions, which never bust and do not change what busts).
+    A Flip 7 ends the Flip Three safely; a held Second Chance absorbs one duplicate."""
+    total = sum(numbers) + second_chances + neutral
+    if k == 0 or total == 0:
+        return 0.0
+    p = 0.0
+    for value, copies in enumerate(numbers):
+        if not copies:
+            continue
+        w = copies / total
+        rest = numbers[:value] + (copies - 1,) + numbers[value + 1:]
+        if held >> value & 1:
+            if has_sc:
+                p += w * _bust_within(rest, second_chances, neutral, held, False, distinct, k - 1)
+            else:
+                p += w
+        elif distinct + 1 < FLIP7_COUNT:
+            p += w * _bust_within(rest, second_chances, neutral, held | 1 << value, has_sc, distinct + 1, k - 1)
+    if second_chances:
+        p += second_chances / total * _bust_within(numbers, second_chances - 1, neutral, held, True, distinct, k - 1)
+    if neutral:
+        p += neutral / total * _bust_within(numbers, second_chances, neutral - 1, held, has_sc, distinct, k - 1)
+    return p

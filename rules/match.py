@@ -1,0 +1,94 @@
+"""A match: a game's configuration, the events accepted so far, and the state they fold to.
+
+Replay, undo and crash recovery are one mechanism: the state is always the fold of the accepted
+events over the initial state. Undo drops the last event and folds again (from a checkpoint, so it
+stays cheap in a long game); the device's log is the same event list written as a table script.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from rules.core import GameConfig, Notice, Refused, RoundResult
+from rules.flip7 import Flip7State
+
+# game id -> engine class; an engine is built from a GameConfig and folds events (see Flip7State)
+ENGINES: dict[str, Callable[[GameConfig], Any]] = {
+    "flip7": Flip7State,
+}
+
+CHECKPOINT_EVERY = 64
+
+
+def new_state(config: GameConfig):
+    engine = ENGINES.get(config.game)
+    if engine is None:
+        raise ValueError(f"the game {config.game} is not supported yet")
+    return engine(config)
+
+
+class Match:
+    def __init__(self, config: GameConfig):
+        self.config = config
+        self.state = new_state(config)
+        self.events: list = []
+        self._checkpoints = {0: self.state.clone()}     # event count -> state before those events
+
+    @classmethod
+    def replay(cls, config: GameConfig, events: Iterable) -> "Match":
+        """Fold events that were all accepted before (a log); raises Refused if one is not."""
+        match = cls(config)
+        for event in events:
+            match.apply(event)
+        return match
+
+    def apply(self, event) -> list[Notice]:
+        """Apply one event; on Refused the match is exactly as it was."""
+        notices = self.state.apply(event)
+        self.events.append(event)
+        if len(self.events) % CHECKPOINT_EVERY == 0:
+            self._checkpoints[len(self.events)] = self.state.clone()
+        return notices
+
+    def undo(self):
+        """Take back the last accepted event and return it."""
+        if not self.events:
+            raise Refused("there is nothing to undo")
+        undone = self.events.pop()
+        n = len(self.events)
+        for count in [c for c in self._checkpoints if c > n]:
+            del self._checkpoints[count]
+        start = max(self._checkpoints)
+        state = self._checkpoints[start].clone()
+        for event in self.events[start:]:
+            state.apply(event)
+        self.state = state
+        return undone
+
+    # ---- what the table sees -------------------------------------------------------------
+    @property
+    def over(self) -> bool:
+        return self.state.over
+
+    @property
+    def rounds(self) -> list[RoundResult]:
+        return self.state.results
+
+    @property
+    def totals(self) -> dict[str, int]:
+        return dict(zip(self.state.players, self.state.totals))
+
+    @property
+    def winner(self) -> str | None:
+        return self.state.players[self.state.winner] if self.state.over else None
+
+    def summary(self) -> dict[str, Any]:
+        """The `tablemate replay --json` object (without `errors`)."""
+        return {
+            "game": self.config.game,
+            "players": list(self.config.players),
+            "rounds": [r.to_json() for r in self.rounds],
+            "totals": self.totals,
+            "winner": self.winner,
+            "state": self.state.summary(),
+        }
