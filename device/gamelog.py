@@ -1,0 +1,149 @@
+"""The game's event log: a table script (spec/table-script.md) under the state directory.
+
+Every accepted event is appended as one line and the file is fsync'ed before the screen shows the
+event's effect, so pulling the plug never loses anything a player saw. On start the log is folded
+through the rules again (`load`), which resumes the game exactly where it was.
+
+A torn last line (power lost mid-write: never shown, so never seen) is cut off. A log with lines
+that cannot be read or are refused is reported, moved aside (never deleted) as
+`game.txt.corrupt-TIMESTAMP`, and replaced by its valid part, with the same rule as
+`tablemate replay`: a bad line is skipped and the lines after it still apply.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rules.core import GameConfig, Refused
+from rules.match import Match
+from rules.script import UNDO, format_event, format_header, parse_script
+
+log = logging.getLogger(__name__)
+
+LOG_NAME = "game.txt"
+ARCHIVE_DIR = "games"
+
+
+@dataclass
+class Loaded:
+    match: Match | None                     # None: no usable log (none yet, or unusable)
+    lines: list[str] = field(default_factory=list)   # the valid event lines, as they stay in the log
+    problems: list[str] = field(default_factory=list)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace `path` by `text` so that a crash leaves either the old or the new file."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _sync_dir(path.parent)
+
+
+def _sync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _stamp() -> str:
+    return time.strftime("%Y%m%d-%H%M%S")
+
+
+def load(path: Path) -> Loaded:
+    """The game in the log at `path`, repairing the log as described above."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return Loaded(None)
+    except OSError as error:
+        return Loaded(None, problems=[f"game log {path} unreadable: {error}"])
+    problems = []
+    if data and not data.endswith(b"\n"):
+        cut = data.rfind(b"\n") + 1
+        problems.append(f"game log: torn last line {data[cut:][:40]!r} dropped (power lost while writing)")
+        data = data[:cut]
+        _truncate(path, cut)  # nothing else changes, so no copy is needed
+    text = data.decode("utf-8", errors="replace")
+    script = parse_script(text)
+    if script.config is None:
+        aside = _move_aside(path)
+        problems.append(f"game log unusable ({script.fatal}); moved to {aside.name}, starting a new game")
+        return Loaded(None, problems=problems)
+    match = Match(script.config)
+    lines: list[str] = []
+    bad: list[str] = [f"line {e.line} {e.text!r}: {e.error}" for e in script.errors]
+    for lineno, line, event in script.events:
+        try:
+            if event == UNDO:
+                match.undo()
+            else:
+                match.apply(event)
+        except Refused as refusal:
+            bad.append(f"line {lineno} {line!r}: {refusal.reason}")
+            continue
+        lines.append(line)
+    if bad or "\ufffd" in text:
+        aside = _move_aside(path)
+        write_atomically(path, "\n".join(format_header(script.config) + lines) + "\n")
+        problems.append(f"game log had {len(bad)} bad line(s) ({'; '.join(bad[:3])}); original moved to "
+                        f"{aside.name}, the rest kept")
+    return Loaded(match, lines, problems)
+
+
+def _truncate(path: Path, size: int) -> None:
+    with open(path, "r+b") as f:
+        f.truncate(size)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _move_aside(path: Path) -> Path:
+    aside = path.with_name(f"{path.name}.corrupt-{_stamp()}")
+    n = 1
+    while aside.exists():
+        aside = path.with_name(f"{path.name}.corrupt-{_stamp()}-{n}")
+        n += 1
+    os.replace(path, aside)
+    _sync_dir(path.parent)
+    return aside
+
+
+class GameLog:
+    """Appends to the log of the current game; `start` begins a new one (archiving the old)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._file = open(path, "a", encoding="utf-8")
+
+    @classmethod
+    def start(cls, path: Path, config: GameConfig) -> "GameLog":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size:
+            archive = path.parent / ARCHIVE_DIR
+            archive.mkdir(exist_ok=True)
+            os.replace(path, archive / f"{_stamp()}-{os.getpid()}.txt")
+        write_atomically(path, "\n".join(format_header(config)) + "\n")
+        return cls(path)
+
+    def append_event(self, event) -> None:
+        self._append(format_event(event))
+
+    def append_undo(self) -> None:
+        self._append(UNDO)
+
+    def _append(self, line: str) -> None:
+        self._file.write(line + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
