@@ -1,0 +1,69 @@
+"""Card geometry: corner order and the warp to the canonical card crop.
+
+A card quad is a float32 array of shape (4, 2) holding image (x, y) corners ordered TL, TR, BR, BL
+(clockwise on screen) with the card's long side vertical, so the warped crop is always portrait.
+A card lying upside down gives an upside-down crop; the classifier copes with both.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+# Portrait crop at about 2 px/mm of a 63 x 88 mm card.
+CANON_W, CANON_H = 126, 176
+CARD_ASPECT = 88.0 / 63.0
+
+
+def order_corners(pts) -> np.ndarray:
+    """Order four points TL, TR, BR, BL (clockwise on screen) with the long side vertical.
+
+    Of the two orders that satisfy this (180 degrees apart) the one whose first corner is nearer
+    the image's top-left is chosen, so the order is deterministic."""
+    p = np.asarray(pts, dtype=np.float32).reshape(4, 2)
+    centre = p.mean(axis=0)
+    # Image y grows downwards, so increasing atan2 angle runs clockwise on screen.
+    angles = np.arctan2(p[:, 1] - centre[1], p[:, 0] - centre[0])
+    p = p[np.argsort(angles)]
+    sides = np.linalg.norm(p - np.roll(p, -1, axis=0), axis=1)
+    # Sides are 0-1, 1-2, 2-3, 3-0: the first one (TL->TR) must be a short one.
+    if sides[0] + sides[2] > sides[1] + sides[3]:
+        p = np.roll(p, -1, axis=0)
+    if p[2].sum() < p[0].sum():
+        p = np.roll(p, -2, axis=0)
+    return np.ascontiguousarray(p, dtype=np.float32)
+
+
+def card_transform(quad, size=(CANON_W, CANON_H)) -> np.ndarray:
+    """The 3x3 perspective matrix taking the image quad onto the (w, h) crop."""
+    w, h = size
+    dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], dtype=np.float32)
+    return cv2.getPerspectiveTransform(order_corners(quad), dst)
+
+
+def warp_card(frame_bgr: np.ndarray, quad, size=(CANON_W, CANON_H)) -> np.ndarray:
+    """Cut the card out of the frame as an upright-or-upside-down portrait crop (H, W, 3) uint8."""
+    matrix = card_transform(quad, size)
+    return cv2.warpPerspective(frame_bgr, matrix, tuple(size), flags=cv2.INTER_LINEAR,
+                               borderMode=cv2.BORDER_REPLICATE)
+
+
+def quad_area(quad) -> float:
+    return float(abs(cv2.contourArea(np.asarray(quad, dtype=np.float32))))
+
+
+def quad_iou(a, b) -> float:
+    """Intersection over union of two convex quads."""
+    a = np.asarray(a, dtype=np.float32).reshape(-1, 2)
+    b = np.asarray(b, dtype=np.float32).reshape(-1, 2)
+    inter, _ = cv2.intersectConvexConvex(a, b)
+    union = quad_area(a) + quad_area(b) - inter
+    return float(inter / union) if union > 0 else 0.0
+
+
+def quad_aspect(quad) -> float:
+    """Long over short side, averaging opposite sides (1.40 for a card seen straight down)."""
+    q = order_corners(quad)
+    sides = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
+    short = (sides[0] + sides[2]) / 2.0
+    return float((sides[1] + sides[3]) / 2.0 / max(short, 1e-6))

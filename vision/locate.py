@@ -1,0 +1,306 @@
+"""Find card quads in a frame, on any table surface.
+
+Two independent cues propose outlines, and one geometric check judges them all:
+- edges: Canny on the luminance and on the colour (a/b) channels, closed so a card's border
+  forms a closed contour even where it is faint, and every contour (not only outer ones) is
+  tried, so touching and overlapping cards each keep their own outline;
+- region: colour distance from a background model learnt from the frame border (several
+  clusters, so wood grain and patterned cloth are "background" too), thresholded by Otsu.
+Each contour's convex hull is reduced to a quadrilateral (polygon approximation, else the
+minimum-area rectangle); a candidate is kept when its area, aspect ratio (a card is 63 x 88 mm),
+corner angles and edge support (the share of its outline lying on image edges) fit a card.
+Overlapping duplicates are merged and quads nested in a bigger card (a card's printed inner
+frame) are dropped. The survivors' corners are refined by fitting a line to the edge pixels
+along each side and intersecting neighbouring lines, which also puts the corner of a
+rounded-corner card where the straight sides meet, as the warp expects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from vision.geometry import CARD_ASPECT, order_corners, quad_area, quad_aspect, quad_iou
+
+# Frames are located at this long-side size at most (quads are scaled back to the input).
+WORK_LONG_SIDE = 640
+
+
+@dataclass
+class Candidate:
+    quad: np.ndarray       # float32 (4, 2), ordered, in input-image pixels
+    score: float           # edge support 0..1 (share of the outline lying on edges)
+
+
+def find_cards(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01, max_area_frac: float = 0.6,
+               min_support: float = 0.5, extra_mask: np.ndarray | None = None) -> list[np.ndarray]:
+    """Quads (float32 (4, 2), TL TR BR BL, long side vertical) of the cards seen in the frame.
+
+    min_area_frac / max_area_frac bound a card's area as a share of the frame; min_support is
+    the share of a card's outline that must lie on image edges (fingers over a card lower it).
+    extra_mask (uint8, frame size, optional) adds regions known to hold something new, e.g. the
+    change against an empty table, as another source of outlines."""
+    return [c.quad for c in locate_candidates(frame_bgr, min_area_frac=min_area_frac,
+                                              max_area_frac=max_area_frac, min_support=min_support,
+                                              extra_mask=extra_mask)]
+
+
+def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
+                      max_area_frac: float = 0.6, min_support: float = 0.5,
+                      extra_mask: np.ndarray | None = None) -> list[Candidate]:
+    if frame_bgr is None or frame_bgr.ndim != 3 or frame_bgr.shape[2] != 3:
+        raise ValueError("find_cards needs a BGR colour image")
+    h0, w0 = frame_bgr.shape[:2]
+    scale = min(1.0, WORK_LONG_SIDE / max(h0, w0))
+    work = frame_bgr if scale == 1.0 else cv2.resize(frame_bgr, (round(w0 * scale), round(h0 * scale)),
+                                                     interpolation=cv2.INTER_AREA)
+    h, w = work.shape[:2]
+    min_area, max_area = min_area_frac * h * w, max_area_frac * h * w
+
+    smooth = cv2.GaussianBlur(work, (5, 5), 0)
+    lab = cv2.cvtColor(smooth, cv2.COLOR_BGR2LAB)
+    edges = _edge_map(lab)
+    support_map = cv2.dilate(edges, np.ones((5, 5), np.uint8))
+
+    contours = []
+    closed = cv2.morphologyEx(edges, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+    contours += _contours(closed, cv2.RETR_LIST, min_area)
+    contours += _contours(_foreground_mask(lab), cv2.RETR_EXTERNAL, min_area)
+    if extra_mask is not None:
+        mask = extra_mask if scale == 1.0 else cv2.resize(extra_mask, (w, h), interpolation=cv2.INTER_NEAREST)
+        contours += _contours(mask, cv2.RETR_EXTERNAL, min_area)
+
+    rough: list[Candidate] = []
+    for contour in contours:
+        for quad in _quads_from_contour(contour):
+            area = quad_area(quad)
+            if min_area <= area <= max_area and _card_shaped(quad):
+                rough.append(Candidate(quad, _edge_support(support_map, quad)))
+    found: list[Candidate] = []
+    for c in _dedupe(rough, 0.9, min_support * 0.8):
+        short = float(np.sqrt(quad_area(c.quad) / CARD_ASPECT))
+        # Also look a little outwards: a card touching another is often first seen by its frame.
+        for outward in {5, max(5, round(0.08 * short))}:
+            quad = _refine(edges, c.quad, outward=outward)
+            if not _card_shaped(quad):
+                continue
+            support = _edge_support(support_map, quad)
+            if support >= min_support:
+                found.append(Candidate(quad, support * _border_contrast(lab, quad)))
+    result = []
+    for c in _suppress(found):
+        quad = c.quad / scale if scale != 1.0 else c.quad
+        result.append(Candidate(order_corners(quad), c.score))
+    return result
+
+
+def _edge_map(lab: np.ndarray) -> np.ndarray:
+    """Canny edges of luminance and colour: a cream card on light wood differs more in colour."""
+    edges = None
+    for channel, low_floor in ((0, 20), (1, 8), (2, 8)):
+        img = lab[:, :, channel]
+        gx = cv2.Sobel(img, cv2.CV_16S, 1, 0)
+        gy = cv2.Sobel(img, cv2.CV_16S, 0, 1)
+        # Thresholds follow the frame's own gradient statistics so dim and bright scenes work alike.
+        mag = cv2.convertScaleAbs(gx) // 2 + cv2.convertScaleAbs(gy) // 2
+        high = max(float(np.percentile(mag[::4, ::4], 90)) * 2.0, low_floor * 2.0)
+        e = cv2.Canny(gx, gy, high / 2.0, high, L2gradient=False)
+        edges = e if edges is None else cv2.bitwise_or(edges, e)
+    return edges
+
+
+def _foreground_mask(lab: np.ndarray) -> np.ndarray:
+    """Pixels far in colour from every background cluster learnt on the frame border."""
+    h, w = lab.shape[:2]
+    b = max(4, min(h, w) // 25)
+    border = np.concatenate([lab[:b].reshape(-1, 3), lab[-b:].reshape(-1, 3),
+                             lab[:, :b].reshape(-1, 3), lab[:, -b:].reshape(-1, 3)])[::7].astype(np.float32)
+    criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 10, 1.0)
+    k = 3 if len(border) >= 30 else 1
+    _, _, centres = cv2.kmeans(border, k, None, criteria, 1, cv2.KMEANS_PP_CENTERS)
+    small = cv2.resize(lab, (w // 2, h // 2), interpolation=cv2.INTER_AREA).astype(np.float32)
+    dist = None
+    for centre in centres:
+        d = np.linalg.norm(small - centre, axis=2)
+        dist = d if dist is None else np.minimum(dist, d)
+    dist8 = np.clip(dist * 4, 0, 255).astype(np.uint8)
+    thresh, mask = cv2.threshold(dist8, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    if thresh < 40:   # no clear foreground: Otsu would only split the noise
+        return np.zeros((h, w), np.uint8)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    return cv2.resize(mask, (w, h), interpolation=cv2.INTER_NEAREST)
+
+
+def _contours(binary: np.ndarray, mode: int, min_area: float) -> list[np.ndarray]:
+    contours, _ = cv2.findContours(binary, mode, cv2.CHAIN_APPROX_SIMPLE)
+    return [c for c in contours if cv2.contourArea(cv2.convexHull(c)) >= min_area]
+
+
+def _quads_from_contour(contour: np.ndarray) -> list[np.ndarray]:
+    hull = cv2.convexHull(contour)
+    perimeter = cv2.arcLength(hull, True)
+    quads = []
+    for eps in (0.02, 0.04, 0.07):
+        approx = cv2.approxPolyDP(hull, eps * perimeter, True)
+        if len(approx) == 4:
+            quads.append(approx.reshape(4, 2).astype(np.float32))
+            break
+        if len(approx) < 4:
+            break
+    quads.append(cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32))
+    return quads
+
+
+def _card_shaped(quad: np.ndarray) -> bool:
+    if not cv2.isContourConvex(quad.reshape(-1, 1, 2)):
+        return False
+    aspect = quad_aspect(quad)
+    if not (CARD_ASPECT / 1.25 <= aspect <= CARD_ASPECT * 1.25):
+        return False
+    q = order_corners(quad)
+    for i in range(4):
+        a, b, c = q[i - 1], q[i], q[(i + 1) % 4]
+        v1, v2 = a - b, c - b
+        cos = float(np.dot(v1, v2) / (np.linalg.norm(v1) * np.linalg.norm(v2) + 1e-6))
+        if abs(cos) > 0.35:   # corner angle outside about 70..110 degrees
+            return False
+    return True
+
+
+def _side_samples(quad: np.ndarray, per_side: int = 24, skip: float = 0.12):
+    """Points along each side, leaving out the rounded corner ends."""
+    q = order_corners(quad)
+    t = np.linspace(skip, 1.0 - skip, per_side, dtype=np.float32)[:, None]
+    return [q[i] + (q[(i + 1) % 4] - q[i]) * t for i in range(4)]
+
+
+def _edge_support(support_map: np.ndarray, quad: np.ndarray) -> float:
+    h, w = support_map.shape
+    pts = np.concatenate(_side_samples(quad)).round().astype(np.int32)
+    inside = (pts[:, 0] >= 0) & (pts[:, 0] < w) & (pts[:, 1] >= 0) & (pts[:, 1] < h)
+    hits = np.zeros(len(pts), bool)
+    hits[inside] = support_map[pts[inside, 1], pts[inside, 0]] > 0
+    return float(hits.mean())
+
+
+def _border_contrast(lab: np.ndarray, quad: np.ndarray, step: float = 3.0) -> float:
+    """Share of border points where the colour just inside differs from just outside.
+
+    A true card border separates the card from the table all along; a quad snapped onto table
+    texture (a checkerboard's lines) has the same colour on both sides at many points."""
+    h, w = lab.shape[:2]
+    q = order_corners(quad)
+    centre = q.mean(axis=0)
+    inside, outside = [], []
+    for i, pts in enumerate(_side_samples(q)):
+        a, b = q[i], q[(i + 1) % 4]
+        u = (b - a) / max(float(np.linalg.norm(b - a)), 1e-6)
+        n = np.array([-u[1], u[0]], np.float32)
+        if np.dot(n, (a + b) / 2 - centre) < 0:
+            n = -n
+        inside.append(pts - step * n)
+        outside.append(pts + step * n)
+
+    def colours(pts):
+        p = np.concatenate(pts)
+        xi = np.clip(p[:, 0].round().astype(np.int32), 0, w - 1)
+        yi = np.clip(p[:, 1].round().astype(np.int32), 0, h - 1)
+        return lab[yi, xi].astype(np.float32)
+
+    diff = np.linalg.norm(colours(inside) - colours(outside), axis=1)
+    return float((diff > 12.0).mean())
+
+
+def _dedupe(cands: list[Candidate], iou: float, min_support: float) -> list[Candidate]:
+    """Best-supported of each group of near-identical quads; of equally supported ones the
+    larger, which is the card's border rather than its printed frame."""
+    kept: list[Candidate] = []
+    for c in sorted(cands, key=lambda c: (round(c.score, 1), quad_area(c.quad)), reverse=True):
+        if c.score >= min_support and all(quad_iou(c.quad, k.quad) <= iou for k in kept):
+            kept.append(c)
+    return kept
+
+
+def _inside(inner: Candidate, outer: Candidate) -> bool:
+    inter, _ = cv2.intersectConvexConvex(inner.quad, outer.quad)
+    return inter > 0.8 * quad_area(inner.quad)
+
+
+def _suppress(cands: list[Candidate]) -> list[Candidate]:
+    """One quad per card.
+
+    A quad holding two or more separate card-sized quads is two cards side by side (their
+    union is card-shaped too) and goes; a quad inside a bigger card is that card's printed frame
+    and goes; of quads overlapping otherwise, the better supported stays."""
+    cands = _dedupe(cands, 0.9, 0.0)
+    unions = set()
+    for i, outer in enumerate(cands):
+        parts = [c for c in cands if c is not outer and quad_area(c.quad) >= 0.25 * quad_area(outer.quad)
+                 and _inside(c, outer)]
+        if any(quad_iou(a.quad, b.quad) < 0.2 for a in parts for b in parts if a is not b):
+            unions.add(i)
+    cands = [c for i, c in enumerate(cands) if i not in unions]
+    cands = [c for c in cands if not any(o is not c and quad_area(o.quad) > quad_area(c.quad)
+                                         and o.score >= c.score - 0.1 and _inside(c, o) for o in cands)]
+    return _dedupe(cands, 0.5, 0.0)
+
+
+def _refine(edges: np.ndarray, quad: np.ndarray, outward: int = 5, inward: int = 5) -> np.ndarray:
+    """Snap each side to the card's outermost edge nearby and intersect neighbouring sides.
+
+    Along each side, edges are probed along the normal; the outermost offset at which most
+    probes find an edge is the border (a card's printed frame runs just inside it, texture
+    beside it agrees at no single offset); a robust line through the edge points near that
+    offset is the side, and neighbouring sides meet at the corners."""
+    q = order_corners(quad)
+    h, w = edges.shape
+    centre = q.mean(axis=0)
+    offsets = np.arange(outward, -inward - 1, -1, dtype=np.float32)
+    lines = []
+    for i, pts in enumerate(_side_samples(q, per_side=40)):
+        a, b = q[i], q[(i + 1) % 4]
+        u = (b - a) / max(float(np.linalg.norm(b - a)), 1e-6)
+        n = np.array([-u[1], u[0]], np.float32)
+        if np.dot(n, (a + b) / 2 - centre) < 0:
+            n = -n                                  # make n point out of the card
+        probe = pts[:, None, :] + offsets[None, :, None] * n      # (samples, offsets, 2)
+        xi = np.clip(probe[..., 0].round().astype(np.int32), 0, w - 1)
+        yi = np.clip(probe[..., 1].round().astype(np.int32), 0, h - 1)
+        hit = edges[yi, xi] > 0
+        # The border is the outermost offset that most samples agree on; texture next to the card
+        # only hits a few samples at any one offset.
+        near = hit.copy()
+        near[:, 1:] |= hit[:, :-1]
+        near[:, :-1] |= hit[:, 1:]
+        profile = near.mean(axis=0)
+        if profile.max() < 0.3:
+            lines.append((a, u))                    # too little evidence: keep the side as it is
+            continue
+        k = int(np.argmax(profile >= 0.6 * profile.max()))
+        window = np.zeros(len(offsets), bool)
+        window[max(0, k - 2):k + 3] = True
+        hit &= window[None, :]
+        found = hit.any(axis=1)
+        if found.sum() < 8:
+            lines.append((a, u))
+            continue
+        first = hit.argmax(axis=1)
+        on_edge = probe[np.arange(len(pts)), first][found]
+        vx, vy, x0, y0 = cv2.fitLine(on_edge, cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+        lines.append((np.array([x0, y0], np.float32), np.array([vx, vy], np.float32)))
+    out = np.empty((4, 2), np.float32)
+    for i in range(4):
+        p1, d1 = lines[i - 1]
+        p2, d2 = lines[i]
+        m = np.array([d1, -d2], np.float32).T
+        if abs(np.linalg.det(m)) < 1e-6:
+            return q
+        s = np.linalg.solve(m, p2 - p1)
+        out[i] = p1 + s[0] * d1
+    # A refinement that moves a corner far has latched onto something else: keep the rough quad.
+    if np.max(np.linalg.norm(out - q, axis=1)) > 0.1 * np.sqrt(quad_area(q)):
+        return q
+    return out
