@@ -1,0 +1,736 @@
+"""Synthetic camera frames of a card table: scenes for training and deal videos for testing.
+
+`make_scene` lays cards on a generated table surface and adds what a real camera over a real
+table adds: perspective, neighbouring and underlying cards, fingers, uneven light, shadows,
+glare, defocus and motion blur, white balance, sensor noise and JPEG. `make_deal_video` films a
+deal: a hand brings each card in, it lands, the hand leaves; with the hard cases the placement
+detector must get right (a card on top of the previous one, the same label twice, a hand passing
+with no card, a card nudged, a card slid away to a player), and the ground-truth events.
+
+Every quad is np.float32 (4, 2) in frame pixels, in the card's own printed order: top-left,
+top-right, bottom-right, bottom-left of the face as drawn (so warping a frame at a true quad gives
+an upright crop). Surfaces of the "heldout" split are kinds training never sees.
+
+`python -m vision.synth --help` writes sample scenes and a sample deal video for people to look at.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+import cv2
+import numpy as np
+
+from vision.render import CARD_H, CARD_W, CardStyle, render_card
+
+log = logging.getLogger(__name__)
+
+FaceSource = Callable[[str], np.ndarray]   # label -> RGBA face
+
+
+@dataclass(frozen=True)
+class TrueCard:
+    label: str
+    quad: np.ndarray  # float32 (4, 2): the face's TL, TR, BR, BL in frame pixels
+
+
+@dataclass(frozen=True)
+class TrueEvent:
+    frame_index: int  # first frame on which the card lies still
+    label: str
+
+
+# ---------------------------------------------------------------------------------------------
+# table surfaces
+
+def _lowfreq(rng, h, w, cells, octaves=3) -> np.ndarray:
+    """Smooth noise in about -1..1, made by upscaling small random grids (fast)."""
+    out = np.zeros((h, w), np.float32)
+    amp, total = 1.0, 0.0
+    for o in range(octaves):
+        gh, gw = max(2, cells[0] * 2 ** o), max(2, cells[1] * 2 ** o)
+        out += amp * cv2.resize(rng.standard_normal((gh, gw)).astype(np.float32), (w, h),
+                                interpolation=cv2.INTER_CUBIC)
+        total += amp
+        amp *= 0.5
+    return out / total
+
+
+def _grid(h, w):
+    return np.arange(h, dtype=np.float32)[:, None], np.arange(w, dtype=np.float32)[None, :]
+
+
+def _tone(rng, dark: bool) -> np.ndarray:
+    return np.array(rng.uniform(15, 90, 3) if dark else rng.uniform(140, 245, 3), np.float32)
+
+
+def _wood(rng, h, w):
+    dark = rng.random() < 0.5
+    base = np.array([rng.uniform(40, 80), rng.uniform(70, 120), rng.uniform(110, 170)], np.float32)  # BGR brown
+    if not dark:
+        base = base * rng.uniform(1.2, 1.5)
+    yy, xx = _grid(h, w)
+    ang = rng.uniform(0, np.pi)
+    u = xx * np.cos(ang) + yy * np.sin(ang)
+    warp = _lowfreq(rng, h, w, (3, 4)) * rng.uniform(10, 40)
+    grain = np.sin((u + warp) * rng.uniform(0.12, 0.5)) * 0.5 + 0.5
+    fine = _lowfreq(rng, h, w, (40, 3), 1)
+    tex = 1 + (grain - 0.5) * rng.uniform(0.15, 0.4) + fine * 0.05
+    img = base * tex[..., None]
+    if rng.random() < 0.5:  # planks
+        period = rng.uniform(30, 80)
+        v = xx * -np.sin(ang) + yy * np.cos(ang)
+        seam = (np.abs((v % period) - 1) < 1.2).astype(np.float32)
+        img *= 1 - 0.4 * seam[..., None]
+    return img
+
+
+def _felt(rng, h, w):
+    base = _tone(rng, rng.random() < 0.6)
+    if rng.random() < 0.5:  # the classic green / blue / red baize
+        base = np.array([[60, 110, 30], [120, 60, 20], [40, 40, 120], [70, 70, 70]][rng.integers(4)], np.float32)
+        base *= rng.uniform(0.6, 1.6)
+    noise = rng.standard_normal((h, w)).astype(np.float32) * rng.uniform(0.02, 0.06)
+    tex = 1 + noise + _lowfreq(rng, h, w, (4, 5)) * 0.06
+    return base * tex[..., None]
+
+
+def _plain(rng, h, w):
+    base = _tone(rng, rng.random() < 0.5)
+    return base * (1 + _lowfreq(rng, h, w, (2, 3)) * 0.04)[..., None] * np.ones((1, 1, 3), np.float32)
+
+
+def _stripes(rng, h, w):
+    a, b = _tone(rng, rng.random() < 0.5), _tone(rng, rng.random() < 0.5)
+    yy, xx = _grid(h, w)
+    ang = rng.uniform(0, np.pi)
+    u = xx * np.cos(ang) + yy * np.sin(ang)
+    s = (np.sin(u * rng.uniform(0.1, 0.7)) > rng.uniform(-0.5, 0.5)).astype(np.float32)
+    s = cv2.GaussianBlur(s, (0, 0), 0.8)
+    return a * s[..., None] + b * (1 - s[..., None])
+
+
+def _blotches(rng, h, w):
+    a, b = _tone(rng, rng.random() < 0.5), _tone(rng, rng.random() < 0.5)
+    m = np.clip(_lowfreq(rng, h, w, (6, 8), 2) * 2 + 0.5, 0, 1)
+    return a * m[..., None] + b * (1 - m[..., None])
+
+
+def _gingham(rng, h, w):
+    a, b = _tone(rng, rng.random() < 0.4), _tone(rng, False)
+    yy, xx = _grid(h, w)
+    p = rng.uniform(6, 20)
+    cx = ((xx // p) % 2).astype(np.float32)
+    cy = ((yy // p) % 2).astype(np.float32)
+    m = (cx + cy) / 2
+    img = a * m[..., None] + b * (1 - m[..., None])
+    angle = rng.uniform(-30, 30)
+    rot = cv2.getRotationMatrix2D((w / 2, h / 2), angle, 1.0)
+    return cv2.warpAffine(img, rot, (w, h), borderMode=cv2.BORDER_REFLECT)
+
+
+def _marble(rng, h, w):
+    a, b = _tone(rng, rng.random() < 0.5), _tone(rng, rng.random() < 0.5)
+    yy, xx = _grid(h, w)
+    t = np.sin((xx + yy) * 0.04 + _lowfreq(rng, h, w, (3, 4), 4) * 8)
+    m = (np.abs(t) ** 0.3)
+    return a * m[..., None] + b * (1 - m[..., None])
+
+
+def _dots(rng, h, w):
+    img = np.empty((h, w, 3), np.float32)
+    img[:] = _tone(rng, rng.random() < 0.5)
+    ink = tuple(float(v) for v in _tone(rng, rng.random() < 0.5))
+    p = int(rng.integers(7, 20))
+    r = int(rng.integers(2, max(3, p // 3)))
+    for y in range(0, h + p, p):
+        for x in range((y // p % 2) * p // 2, w + p, p):
+            cv2.circle(img, (x, y), r, ink, -1, cv2.LINE_AA)
+    return img
+
+
+def _terrazzo(rng, h, w):
+    img = np.empty((h, w, 3), np.float32)
+    img[:] = _tone(rng, rng.random() < 0.5)
+    for _ in range(int(rng.integers(60, 160))):
+        c = (int(rng.integers(w)), int(rng.integers(h)))
+        pts = np.array(c, np.float32) + rng.normal(0, rng.uniform(1, 3), (5, 2))
+        cv2.fillPoly(img, [pts.astype(np.int32)], tuple(float(v) for v in _tone(rng, rng.random() < 0.5)),
+                     cv2.LINE_AA)
+    return img
+
+
+# Disjoint on purpose: held-out scenes show table kinds the model never trained on.
+SURFACES = {"train": (_wood, _felt, _plain, _stripes, _blotches),
+            "heldout": (_gingham, _marble, _dots, _terrazzo)}
+
+
+def make_surface(rng: np.random.Generator, size=(640, 480), split: str = "train") -> np.ndarray:
+    """BGR float32 table texture of size (w, h)."""
+    w, h = size
+    kinds = SURFACES[split]
+    # Drawn at half resolution and scaled up: 4x cheaper, and the camera stage adds fine grain.
+    img = kinds[rng.integers(len(kinds))](rng, h // 2, w // 2)
+    img = cv2.resize(np.clip(img, 0, 255).astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
+    return img
+
+
+# ---------------------------------------------------------------------------------------------
+# compositing
+
+FACE_CORNERS = np.array([[0, 0], [CARD_W, 0], [CARD_W, CARD_H], [0, CARD_H]], np.float32)
+
+
+def card_quad(center, long_side: float, angle_deg: float, tilt: float, rng: np.random.Generator | None) -> np.ndarray:
+    """Corners (TL, TR, BR, BL of the face) of a card centred at `center`, rotated by angle_deg,
+    with each corner moved by up to `tilt` x long_side to imitate a camera not square to the table."""
+    h = long_side
+    w = h * CARD_W / CARD_H
+    pts = np.array([[-w / 2, -h / 2], [w / 2, -h / 2], [w / 2, h / 2], [-w / 2, h / 2]], np.float32)
+    a = np.radians(angle_deg)
+    rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]], np.float32)
+    pts = pts @ rot.T + np.asarray(center, np.float32)
+    if rng is not None and tilt > 0:
+        pts += rng.uniform(-tilt, tilt, (4, 2)).astype(np.float32) * h
+    return pts.astype(np.float32)
+
+
+def _bbox(quad, shape, pad=0):
+    H, W = shape[:2]
+    x0 = int(max(0, np.floor(quad[:, 0].min()) - pad))
+    y0 = int(max(0, np.floor(quad[:, 1].min()) - pad))
+    x1 = int(min(W, np.ceil(quad[:, 0].max()) + pad + 1))
+    y1 = int(min(H, np.ceil(quad[:, 1].max()) + pad + 1))
+    return x0, y0, x1, y1
+
+
+def paste_card(frame: np.ndarray, face_rgba: np.ndarray, quad: np.ndarray, shadow: float = 0.0,
+               blur: float = 0.0) -> None:
+    """Warp an RGBA face onto a float32 BGR frame at quad (in place), with an optional soft shadow
+    cast on what lies below, and optional motion/defocus blur of the card layer alone."""
+    x0, y0, x1, y1 = _bbox(quad, frame.shape, pad=8)
+    if x1 <= x0 or y1 <= y0:
+        return
+    src = FACE_CORNERS * np.array([face_rgba.shape[1] / CARD_W, face_rgba.shape[0] / CARD_H], np.float32)
+    hmat = cv2.getPerspectiveTransform(src, (quad - np.array([x0, y0], np.float32)).astype(np.float32))
+    size = (x1 - x0, y1 - y0)
+    warped = cv2.warpPerspective(face_rgba, hmat, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
+    if blur > 0:
+        warped = cv2.GaussianBlur(warped, (0, 0), blur)
+    alpha = warped[..., 3:].astype(np.float32) / 255.0
+    region = frame[y0:y1, x0:x1]
+    if shadow > 0:
+        sh = cv2.GaussianBlur(alpha[..., 0], (0, 0), 3)
+        sh = np.roll(sh, (2, 2), axis=(0, 1))
+        region *= 1 - shadow * sh[..., None]
+    bgr = warped[..., 2::-1].astype(np.float32)
+    region[:] = region * (1 - alpha) + bgr * alpha
+
+
+SKIN_TONES = np.array([[120, 150, 215], [140, 175, 235], [95, 125, 180], [70, 100, 150], [160, 190, 245],
+                       [50, 70, 115]], np.float32)  # BGR
+
+
+def draw_hand(frame: np.ndarray, rng_or_tone, wrist, direction_deg: float, scale: float,
+              spread: float = 0.5, fingers_only: bool = False) -> None:
+    """A stylised hand: forearm from `wrist` out of the picture, palm, four fingers and a thumb,
+    pointing along direction_deg; `scale` is the palm width in px."""
+    tone = rng_or_tone if isinstance(rng_or_tone, np.ndarray) else \
+        SKIN_TONES[rng_or_tone.integers(len(SKIN_TONES))] * rng_or_tone.uniform(0.85, 1.15)
+    H, W = frame.shape[:2]
+    # Drawn at half resolution (it is soft anyway), then scaled up.
+    mask = np.zeros((H // 2, W // 2), np.float32)
+    wrist = np.asarray(wrist, np.float32) / 2
+    scale = scale / 2
+    a = np.radians(direction_deg)
+    d = np.array([np.cos(a), np.sin(a)], np.float32)
+    n = np.array([-d[1], d[0]], np.float32)
+    s = scale
+    palm_c = wrist + d * s * 0.6
+    if not fingers_only:
+        arm_end = wrist - d * 2000
+        arm = np.array([wrist + n * s * 0.42, wrist - n * s * 0.42, arm_end - n * s * 0.55, arm_end + n * s * 0.55])
+        cv2.fillPoly(mask, [np.round(arm * 4).astype(np.int32)], 1.0, cv2.LINE_AA, shift=2)
+        cv2.ellipse(mask, tuple(int(v) for v in palm_c), (int(s * 0.6), int(s * 0.5)), float(direction_deg),
+                    0, 360, 1.0, -1, cv2.LINE_AA)
+    for k, length in enumerate((0.85, 1.0, 0.95, 0.75)):
+        off = (k - 1.5) * 0.26 * s
+        base = palm_c + d * s * 0.35 + n * off
+        fa = a + (k - 1.5) * 0.12 * spread
+        tip = base + np.array([np.cos(fa), np.sin(fa)], np.float32) * s * length
+        cv2.line(mask, tuple(int(v) for v in base), tuple(int(v) for v in tip), 1.0, max(2, int(s * 0.22)),
+                 cv2.LINE_AA)
+    thumb_base = palm_c + n * s * 0.45
+    ta = a + 0.9
+    thumb_tip = thumb_base + np.array([np.cos(ta), np.sin(ta)], np.float32) * s * 0.7
+    cv2.line(mask, tuple(int(v) for v in thumb_base), tuple(int(v) for v in thumb_tip), 1.0,
+             max(2, int(s * 0.25)), cv2.LINE_AA)
+    # Shade like a rounded object lit from above: brighter towards the middle of the hand.
+    ys, xs = np.nonzero(mask)
+    if len(ys) == 0:
+        return
+    y0, y1 = max(0, ys.min() - 3), min(mask.shape[0], ys.max() + 4)
+    x0, x1 = max(0, xs.min() - 3), min(mask.shape[1], xs.max() + 4)
+    m = mask[y0:y1, x0:x1]
+    shade = 0.8 + 0.3 * cv2.GaussianBlur(m, (0, 0), max(1.0, s * 0.15))
+    size = (min(W, 2 * x1) - 2 * x0, min(H, 2 * y1) - 2 * y0)
+    m = cv2.resize(cv2.GaussianBlur(m, (0, 0), 0.7), size)[..., None]
+    shade = cv2.resize(shade, size)[..., None]
+    region = frame[2 * y0:2 * y0 + size[1], 2 * x0:2 * x0 + size[0]]
+    region[:] = region * (1 - m) + (tone * shade) * m
+
+
+def _light_field(rng, h, w) -> np.ndarray:
+    """Multiplicative illumination: a gradient, a vignette and a soft shadow or two."""
+    yy, xx = np.mgrid[0:h:8, 0:w:8].astype(np.float32)
+    gh, gw = yy.shape
+    g = rng.uniform(-0.5, 0.5, 2)
+    field = 1 + (g[0] * (xx / w - 0.5) + g[1] * (yy / h - 0.5))
+    cx, cy = rng.uniform(0, w), rng.uniform(0, h)
+    field *= 1 - rng.uniform(0, 0.35) * (((xx - cx) ** 2 + (yy - cy) ** 2) / (w * w))
+    for _ in range(int(rng.integers(0, 3))):
+        m = np.zeros((gh, gw), np.float32)
+        pts = (rng.uniform(0, 1, (5, 2)) * [gw, gh]).astype(np.int32)
+        cv2.fillPoly(m, [cv2.convexHull(pts)], 1.0)
+        m = cv2.GaussianBlur(m, (0, 0), rng.uniform(1, 4))
+        field *= 1 - rng.uniform(0.2, 0.55) * m
+    field *= rng.uniform(0.55, 1.25)
+    return cv2.resize(field, (w, h), interpolation=cv2.INTER_LINEAR)
+
+
+def _glare(rng, frame, quads):
+    h, w = frame.shape[:2]
+    if quads and rng.random() < 0.7:
+        q = quads[rng.integers(len(quads))]
+        c = q.mean(0) + rng.uniform(-0.4, 0.4, 2) * (q.max(0) - q.min(0))
+    else:
+        c = rng.uniform([0, 0], [w, h])
+    m = np.zeros((h // 4, w // 4), np.float32)
+    cv2.ellipse(m, (int(c[0] / 4), int(c[1] / 4)), (int(rng.integers(3, 25)), int(rng.integers(2, 10))),
+                float(rng.uniform(0, 180)), 0, 360, 1.0, -1)
+    m = cv2.resize(cv2.GaussianBlur(m, (0, 0), rng.uniform(1, 4)), (w, h))
+    frame += m[..., None] * rng.uniform(60, 200)
+
+
+_NOISE_BANK: list[np.ndarray] = []
+
+
+def _noise(rng, shape) -> np.ndarray:
+    """Unit Gaussian noise of `shape`: a random window of one big precomputed field (drawing fresh
+    noise per frame costs more than the whole rest of a scene)."""
+    if not _NOISE_BANK:
+        _NOISE_BANK.append(np.random.default_rng(12345).standard_normal((1100, 1500), dtype=np.float32))
+    bank = _NOISE_BANK[0]
+    h, w = shape
+    y, x = int(rng.integers(bank.shape[0] - h)), int(rng.integers(bank.shape[1] - w))
+    return bank[y:y + h, x:x + w]
+
+
+def _camera(rng, frame: np.ndarray, strength: float = 1.0) -> np.ndarray:
+    """White balance, defocus or motion blur, sensor noise, JPEG: float32 BGR in, uint8 BGR out."""
+    frame *= rng.uniform(0.8, 1.2, 3).astype(np.float32) ** strength
+    r = rng.random()
+    if r < 0.35 * strength:
+        frame = cv2.GaussianBlur(frame, (0, 0), rng.uniform(0.5, 2.0))
+    elif r < 0.55 * strength:
+        k = int(rng.integers(3, 10))
+        kern = np.zeros((k, k), np.float32)
+        kern[k // 2, :] = 1.0 / k
+        rot = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), float(rng.uniform(0, 180)), 1.0)
+        kern = cv2.warpAffine(kern, rot, (k, k))
+        frame = cv2.filter2D(frame, -1, kern / max(kern.sum(), 1e-6))
+    sigma = rng.uniform(1, 9) * strength
+    # Shot noise grows with brightness: scale the (shared) noise by a brightness-dependent factor.
+    noise = _noise(rng, frame.shape[:2]) * sigma
+    frame += (frame + 255.0) * (noise / 510.0)[..., None]
+    out = cv2.convertScaleAbs(frame)  # saturating cast to uint8
+    if rng.random() < 0.5 * strength:
+        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(35, 92))])
+        out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# scenes
+
+def _faces(deck: str, rng: np.random.Generator, split: str, source: FaceSource | None) -> FaceSource:
+    if source is not None:
+        return source
+    style = CardStyle.sample(rng, split)  # one deck per scene: the cards share a print
+    return lambda label: render_card(deck, label, rng, style)
+
+
+def _overlaps(q, others, margin=4.0) -> bool:
+    for o in others:
+        a = cv2.convexHull(q.astype(np.float32))
+        b = cv2.convexHull(o.astype(np.float32))
+        inter, _ = cv2.intersectConvexConvex(a, b)
+        if inter > 0:
+            return True
+        if min(np.min(np.linalg.norm(q[:, None] - o[None], axis=2)), 1e9) < margin:
+            return True
+    return False
+
+
+def make_scene(rng: np.random.Generator, labels: Sequence[str], deck: str = "flip7", size=(640, 480),
+               split: str = "train", apart: bool = True, *, faces: FaceSource | None = None,
+               card_size: tuple[float, float] = (120, 290)) -> tuple[np.ndarray, list[TrueCard]]:
+    """One camera frame (BGR uint8) with `labels` lying on a random table, and their true quads.
+
+    apart=True: the cards do not touch and lie wholly inside the frame (a scan photo); otherwise
+    later cards may overlap earlier ones. Nuisance cards (under, beside, cut by the frame edge)
+    are not in the returned list. `faces` overrides the renderer (training passes a cache).
+    """
+    w, h = size
+    face = _faces(deck, rng, split, faces)
+    frame = make_surface(rng, size, split)
+    long_side = rng.uniform(*card_size) / max(1.0, len(labels)) ** 0.45
+    tilt = rng.uniform(0, 0.06)
+    placed: list[np.ndarray] = []
+    from rules.cards import DECKS
+    all_labels = DECKS[deck].labels
+    # A nuisance card under or next to where the real ones go, possibly cut by the frame edge.
+    if rng.random() < 0.5:
+        c = rng.uniform([-0.1 * w, -0.1 * h], [1.1 * w, 1.1 * h])
+        q = card_quad(c, long_side * rng.uniform(0.9, 1.1), rng.uniform(0, 360), tilt, rng)
+        paste_card(frame, face(all_labels[rng.integers(len(all_labels))]), q, shadow=0.4)
+    true_cards: list[TrueCard] = []
+    for label in labels:
+        for attempt in range(60):
+            ls = long_side * rng.uniform(0.93, 1.07) * 0.97 ** (attempt // 5)  # shrink if crowded
+            margin = ls * 0.6
+            c = rng.uniform([margin, margin], [w - margin, h - margin]) if w > 2 * margin and h > 2 * margin \
+                else np.array([w / 2, h / 2])
+            q = card_quad(c, ls, rng.uniform(0, 360), tilt, rng)
+            inside = q[:, 0].min() >= 1 and q[:, 1].min() >= 1 and q[:, 0].max() <= w - 2 and q[:, 1].max() <= h - 2
+            if inside and not (apart and _overlaps(q, placed)):
+                break
+        else:
+            raise ValueError(f"cannot fit {len(labels)} cards apart in a {w}x{h} frame")
+        if rng.random() < 0.25 and not placed:
+            # An underlying card peeking out from below this one.
+            off = rng.uniform(-0.25, 0.25, 2) * ls
+            uq = card_quad(q.mean(0) + off, ls, rng.uniform(0, 360), tilt, rng)
+            paste_card(frame, face(all_labels[rng.integers(len(all_labels))]), uq, shadow=0.4)
+        paste_card(frame, face(label), q, shadow=rng.uniform(0.2, 0.6))
+        placed.append(q)
+        true_cards.append(TrueCard(label, q))
+    if rng.random() < 0.35 and placed:
+        # Fingertips reaching over the edge of a card.
+        q = placed[rng.integers(len(placed))]
+        k = rng.integers(4)
+        edge_mid = (q[k] + q[(k + 1) % 4]) / 2
+        outward = edge_mid - q.mean(0)
+        outward /= np.linalg.norm(outward) + 1e-6
+        span = np.linalg.norm(q[k] - q[(k + 1) % 4])
+        reach = rng.uniform(0.05, 0.22) * span
+        tip_anchor = edge_mid - outward * reach + (q[(k + 1) % 4] - q[k]) * rng.uniform(-0.3, 0.3)
+        pscale = span * rng.uniform(0.35, 0.6)
+        wrist = tip_anchor + outward * pscale * 1.55
+        draw_hand(frame, rng, wrist, float(np.degrees(np.arctan2(-outward[1], -outward[0]))), pscale,
+                  spread=rng.uniform(0, 1))
+    frame *= _light_field(rng, h, w)[..., None]
+    if rng.random() < 0.4:
+        _glare(rng, frame, placed)
+    return _camera(rng, frame), true_cards
+
+
+# ---------------------------------------------------------------------------------------------
+# deal videos
+
+@dataclass
+class _Layer:
+    label: str
+    quad: np.ndarray
+
+
+@dataclass
+class _FramePlan:
+    static: tuple[int, ...]                 # ids of cards lying still, bottom to top
+    moving: tuple[str, np.ndarray, float] | None = None   # label, quad, blur
+    hand: tuple[np.ndarray, float, float] | None = None    # wrist, direction, palm scale
+
+
+@dataclass
+class DealVideo:
+    frames: "VideoFrames"
+    events: list[TrueEvent]
+    fps: int
+    notes: list[dict] = field(default_factory=list)  # what each segment shows, for people and tests
+
+
+class VideoFrames(Sequence):
+    """Frames rendered on demand (a 200-placement deal is thousands of frames): indexable, and
+    fastest when iterated in order because the still cards are cached."""
+
+    def __init__(self, plans, cards, faces, background, light, seed, size):
+        self._plans, self._cards, self._faces = plans, cards, faces
+        self._background, self._light, self._seed, self._size = background, light, seed, size
+        self._cache_key: tuple | None = None
+        self._cache: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._render(i)
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        for i in range(len(self)):
+            yield self._render(i)
+
+    def _table(self, static: tuple[int, ...]) -> np.ndarray:
+        key = tuple((k, self._cards[k].quad.tobytes()) for k in static)
+        if key != self._cache_key:
+            table = self._background.copy()
+            for k in static:
+                paste_card(table, self._faces[self._cards[k].label], self._cards[k].quad, shadow=0.35)
+            self._cache_key, self._cache = key, table
+        return self._cache
+
+    def _render(self, i: int) -> np.ndarray:
+        plan = self._plans[i]
+        rng = np.random.default_rng((self._seed, i))
+        frame = self._table(plan.static).copy()
+        if plan.moving is not None:
+            label, quad, blur = plan.moving
+            paste_card(frame, self._faces[label], quad, shadow=0.5, blur=blur)
+        if plan.hand is not None:
+            wrist, direction, scale = plan.hand
+            draw_hand(frame, self._hand_tone, wrist, direction, scale, spread=0.4)
+        frame *= self._light[..., None] * (1 + rng.normal(0, 0.01))
+        frame += _noise(rng, frame.shape[:2])[..., None] * 2.5
+        return np.clip(frame, 0, 255).astype(np.uint8)
+
+    @property
+    def _hand_tone(self) -> np.ndarray:
+        return SKIN_TONES[self._seed % len(SKIN_TONES)]
+
+
+def _lerp(a, b, t):
+    return a + (b - a) * t
+
+
+def _ease(t):
+    return t * t * (3 - 2 * t)
+
+
+def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str = "flip7", size=(640, 480),
+                    fps: int = 15, split: str = "train", *, p_on_top: float = 0.3, p_pass: float = 0.15,
+                    p_nudge: float = 0.15, p_slide: float = 0.5, p_repeat: float = 0.1) -> DealVideo:
+    """A deal of `labels`, one placement each, in order, with the hard cases mixed in.
+
+    Per placement: with p_repeat the label is dealt twice in a row (an extra placement, so the
+    events may hold more than len(labels) entries); the card lands on top of the previous one
+    with p_on_top (else on free table); before it a hand may pass over with no card (p_pass) or
+    nudge a lying card (p_nudge); after it, the dealer may slide it out of the picture (p_slide).
+    """
+    w, h = size
+    style = CardStyle.sample(rng, split)
+    faces = {lab: render_card(deck, lab, rng, style) for lab in dict.fromkeys(labels)}
+    background = make_surface(rng, size, split)
+    light = _light_field(rng, h, w)
+    long_side = rng.uniform(150, 230)
+    palm = long_side * rng.uniform(0.45, 0.6)
+    cards: list[_Layer] = []
+    lying: list[int] = []
+    plans: list[_FramePlan] = []
+    events: list[TrueEvent] = []
+    notes: list[dict] = []
+    zone_c = np.array([w / 2, h / 2], np.float32)
+
+    def still(n):
+        for _ in range(n):
+            plans.append(_FramePlan(tuple(lying)))
+
+    def entry_point():
+        side = rng.integers(4)
+        return np.array([[w / 2 + rng.uniform(-0.3, 0.3) * w, h + palm * 3],
+                         [w / 2 + rng.uniform(-0.3, 0.3) * w, -palm * 3],
+                         [-palm * 3, h / 2 + rng.uniform(-0.3, 0.3) * h],
+                         [w + palm * 3, h / 2 + rng.uniform(-0.3, 0.3) * h]][side], np.float32)
+
+    def hand_path(start, end, n, carry: tuple[str, np.ndarray, np.ndarray] | None):
+        """Move the hand from start to end over n frames, optionally carrying a card whose quad is
+        given at start and end."""
+        for k in range(1, n + 1):
+            t = _ease(k / n)
+            wrist = _lerp(start, end, t)
+            # The fingers point into the picture, towards what the hand is doing.
+            target = _lerp(carry[1], carry[2], t).mean(0) if carry is not None else zone_c
+            direction = float(np.degrees(np.arctan2(*(target - wrist)[::-1])))
+            moving = None
+            if carry is not None:
+                label, q0, q1 = carry
+                speed = np.linalg.norm(end - start) / n * (1.5 - abs(2 * k / n - 1))
+                moving = (label, _lerp(q0, q1, t).astype(np.float32), min(3.0, speed / 25))
+            plans.append(_FramePlan(tuple(lying), moving, (wrist, direction, palm)))
+
+    def landing_quad():
+        on_top = lying and rng.random() < p_on_top
+        if on_top:
+            base = cards[lying[-1]].quad.mean(0)
+            c = base + rng.uniform(-0.15, 0.15, 2) * long_side
+        else:
+            c = zone_c + rng.uniform(-0.18, 0.18, 2) * [w, h]
+        q = card_quad(c, long_side, rng.uniform(0, 360), 0.02, rng)
+        lo, hi = q.min(0), q.max(0)
+        q += np.clip(lo, [2, 2], None) - lo  # keep it wholly in the picture
+        q -= hi - np.clip(hi, None, [w - 3, h - 3])
+        return q.astype(np.float32), bool(on_top)
+
+    def grip(quad):
+        """Where the wrist is while holding the card at quad: beyond its bottom edge."""
+        bottom = (quad[2] + quad[3]) / 2
+        out = bottom - quad.mean(0)
+        out /= np.linalg.norm(out) + 1e-6
+        return bottom + out * palm * 1.6, out
+
+    still(int(rng.integers(5, 10)))
+    queue = []
+    for lab in labels:
+        queue.append(lab)
+        if rng.random() < p_repeat:
+            queue.append(lab)
+    for lab in queue:
+        if rng.random() < p_pass:
+            start, end = entry_point(), entry_point()
+            n = int(rng.integers(8, 16))
+            notes.append({"kind": "hand-pass", "start": len(plans), "frames": n})
+            hand_path(start, zone_c + rng.uniform(-0.2, 0.2, 2) * [w, h], n // 2, None)
+            hand_path(plans[-1].hand[0], end, n - n // 2, None)
+            still(int(rng.integers(3, 8)))
+        if lying and rng.random() < p_nudge:
+            k = lying[-1]
+            q0 = cards[k].quad
+            shift = rng.uniform(-0.12, 0.12, 2).astype(np.float32) * long_side
+            rot = cv2.getRotationMatrix2D(tuple(float(v) for v in q0.mean(0)), float(rng.uniform(-12, 12)), 1.0)
+            q1 = (np.hstack([q0, np.ones((4, 1), np.float32)]) @ rot.T.astype(np.float32) + shift).astype(np.float32)
+            if q1.min() >= 2 and q1[:, 0].max() < w - 2 and q1[:, 1].max() < h - 2:
+                notes.append({"kind": "nudge", "start": len(plans)})
+                wrist, out = grip(q0)
+                start = wrist + out * palm * 4
+                lying.remove(k)
+                hand_path(start, wrist, int(rng.integers(5, 9)), None)
+                wrist1, _ = grip(q1)
+                hand_path(wrist, wrist1, int(rng.integers(3, 6)), (cards[k].label, q0, q1))
+                cards[k] = _Layer(cards[k].label, q1)
+                lying.append(k)
+                hand_path(wrist1, wrist1 + out * palm * 4, int(rng.integers(5, 9)), None)
+                still(int(rng.integers(3, 8)))
+        # The placement itself: carried in, lands, the hand leaves.
+        q_land, on_top = landing_quad()
+        wrist_land, out = grip(q_land)
+        start = entry_point()
+        q_start = (q_land + (start - wrist_land)).astype(np.float32)
+        n_in = int(rng.integers(7, 14))
+        notes.append({"kind": "place", "label": lab, "on_top": on_top, "start": len(plans)})
+        hand_path(start, wrist_land, n_in, (lab, q_start, q_land))
+        cards.append(_Layer(lab, q_land))
+        lying.append(len(cards) - 1)
+        events.append(TrueEvent(len(plans), lab))
+        leave = wrist_land + out * palm * 5
+        hand_path(wrist_land, leave, int(rng.integers(5, 10)), None)
+        still(int(rng.integers(6, 14)))
+        if lying and (rng.random() < p_slide or len(lying) > 3):
+            # The dealer slides the lowest card out of the picture to a player.
+            k = lying[0] if len(lying) > 3 else lying[-1]
+            q0 = cards[k].quad
+            wrist, _ = grip(q0)
+            away = entry_point()
+            notes.append({"kind": "slide-away", "label": cards[k].label, "start": len(plans)})
+            hand_path(wrist + (wrist - zone_c) * 2, wrist, int(rng.integers(5, 9)), None)
+            lying.remove(k)
+            n = int(rng.integers(6, 10))
+            hand_path(wrist, away, n, (cards[k].label, q0, (q0 + (away - wrist)).astype(np.float32)))
+            still(int(rng.integers(4, 9)))
+    still(10)
+    seed = int(rng.integers(2 ** 31))
+    frames = VideoFrames(plans, cards, faces, background, light, seed, size)
+    return DealVideo(frames, events, fps, notes)
+
+
+def write_video(video: DealVideo, path: str | Path) -> Path:
+    """Write frames as an .mp4/.avi (by suffix) or else a folder of numbered JPEGs, plus the
+    ground-truth events as `<path>.events.json` (or `events.json` inside the folder)."""
+    path = Path(path)
+    events = {"fps": video.fps, "frames": len(video.frames),
+              "events": [{"frame_index": e.frame_index, "label": e.label} for e in video.events],
+              "notes": video.notes}
+    if path.suffix.lower() in (".mp4", ".avi"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        first = video.frames[0]
+        fourcc = cv2.VideoWriter_fourcc(*("mp4v" if path.suffix.lower() == ".mp4" else "MJPG"))
+        writer = cv2.VideoWriter(str(path), fourcc, video.fps, (first.shape[1], first.shape[0]))
+        for f in video.frames:
+            writer.write(f)
+        writer.release()
+        events_path = path.with_suffix(path.suffix + ".events.json")
+    else:
+        path.mkdir(parents=True, exist_ok=True)
+        for i, f in enumerate(video.frames):
+            cv2.imwrite(str(path / f"{i:06d}.jpg"), f, [cv2.IMWRITE_JPEG_QUALITY, 92])
+        events_path = path / "events.json"
+    events_path.write_text(json.dumps(events, indent=1))
+    return events_path
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m vision.synth",
+        description="Write sample synthetic scenes and a deal video (frames + ground-truth events JSON) "
+                    "to look at.")
+    parser.add_argument("--deck", default="flip7")
+    parser.add_argument("--out", default="out/synth", help="output folder (default: out/synth)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--split", choices=("train", "heldout"), default="train",
+                        help="renderer/surface settings: training ones or the held-out ones")
+    parser.add_argument("--scenes", type=int, default=8, help="number of scene images")
+    parser.add_argument("--placements", type=int, default=20, help="cards dealt in the video (0: no video)")
+    parser.add_argument("--video", default="deal.mp4",
+                        help="video file name inside --out: .mp4/.avi, or a name without suffix for a "
+                             "folder of JPEG frames")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    from rules.cards import DECKS
+
+    labels = DECKS[args.deck].labels
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(args.seed)
+    truth = []
+    for i in range(args.scenes):
+        n = int(rng.integers(1, 4))
+        picked = [labels[k] for k in rng.integers(len(labels), size=n)]
+        frame, cards = make_scene(rng, picked, args.deck, split=args.split)
+        name = f"scene_{i:03d}.jpg"
+        cv2.imwrite(str(out / name), frame)
+        truth.append({"image": name, "cards": [{"label": c.label, "quad": c.quad.round(1).tolist()} for c in cards]})
+    (out / "scenes.json").write_text(json.dumps(truth, indent=1))
+    log.info("wrote %d scenes to %s", args.scenes, out)
+    if args.placements:
+        picked = [labels[k] for k in rng.integers(len(labels), size=args.placements)]
+        video = make_deal_video(rng, picked, args.deck, split=args.split)
+        events_path = write_video(video, out / args.video)
+        log.info("wrote %d frames, %d placements to %s (truth: %s)", len(video.frames), len(video.events),
+                 out / args.video, events_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
