@@ -160,6 +160,7 @@ class FrameSource:
         self.first_frame = threading.Event()
         self.problem: str | None = "starting camera"
         self.last_frame_at = time.monotonic()
+        self._read_started: float | None = None
         self._thread = threading.Thread(target=self._run, name="camera", daemon=True)
 
     def start(self) -> None:
@@ -178,6 +179,11 @@ class FrameSource:
     def stalled_for(self) -> float:
         """Seconds without a frame while the camera should be delivering."""
         return time.monotonic() - self.last_frame_at
+
+    def read_blocked_for(self) -> float:
+        """Seconds the camera thread has been inside one read (0 when not reading)."""
+        started = self._read_started
+        return time.monotonic() - started if started is not None else 0.0
 
     def status(self) -> str | None:
         if self.problem:
@@ -222,7 +228,11 @@ class FrameSource:
 
     def _read_frames(self, index: int) -> int:
         while not self._stop.is_set():
-            image = self.camera.read()
+            self._read_started = time.monotonic()
+            try:
+                image = self.camera.read()
+            finally:
+                self._read_started = None
             if image is None:
                 self.ended.set()
                 return index

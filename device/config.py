@@ -66,7 +66,6 @@ class GameDefaults:
 class DeviceConfig:
     state_dir: str = "/var/lib/tablemate"
     models_dir: str = ""      # empty: the models shipped in the package
-    profile: str = ""         # a calibration profile for the user's own deck (tablemate calibrate)
     shutdown_command: tuple[str, ...] = ("systemctl", "poweroff")
     game: GameDefaults = field(default_factory=GameDefaults)
     buttons: ButtonsConfig = field(default_factory=ButtonsConfig)

@@ -7,11 +7,13 @@ SH1106 over I2C), `window` (device/display_window.py, a Tk window, optional), `g
 
 `DisplayWorker` owns the display on its own thread with a latest-wins slot: the frame loop posts
 screens and never waits for I2C; a screen not yet drawn when a newer one arrives is skipped. A
-display that fails is reopened with a growing delay while the game goes on.
+display that fails is reopened with a growing delay while the game goes on. Recordings (GIF, PNG)
+are `lossless`: every screen is kept, so a replay played faster than real time records them all.
 """
 
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 import time
@@ -125,14 +127,14 @@ class DisplayWorker:
     thread too, so drawing text never delays the frame loop."""
 
     def __init__(self, open_display: Callable[[], Display], render: Callable, brightness: int,
-                 on_shown: Callable[[object, float], None] | None = None):
+                 on_shown: Callable[[object, float], None] | None = None, lossless: bool = False):
         self._open_display = open_display
         self._render = render
         self._on_shown = on_shown
         self._brightness = brightness
         self._applied_brightness: int | None = None
         self._display: Display | None = None
-        self._pending: tuple | None = None
+        self._pending: collections.deque[tuple] = collections.deque(maxlen=None if lossless else 1)
         self._last_posted = None
         self._wake = threading.Condition()
         self._closing = False
@@ -150,7 +152,7 @@ class DisplayWorker:
             if screen == self._last_posted:
                 return
             self._last_posted = screen
-            self._pending = (screen, t)
+            self._pending.append((screen, t))
             self._wake.notify()
 
     def set_brightness(self, level: int) -> None:
@@ -173,22 +175,19 @@ class DisplayWorker:
     def _run(self) -> None:
         while True:
             with self._wake:
-                while self._pending is None and not self._closing:
+                while not self._pending and not self._closing:
                     self._wake.wait(timeout=1.0)
                     if self._display is None and self._last_posted is not None and time.monotonic() >= self._retry_at:
                         break  # a failed display: time to retry with the newest screen
-                if self._pending is None and self._closing:
+                if not self._pending and self._closing:
                     return
-                if self._pending is not None:
-                    job = self._pending
+                if self._pending:
+                    job = self._pending.popleft()
                 elif self._last_posted is not None:
                     job = (self._last_posted, time.monotonic())
                 else:
                     continue
-                self._pending = None
             self._draw(*job)
-            if self._closing and self._pending is None:
-                return
 
     def _draw(self, screen, t: float) -> None:
         image = self._render(screen)

@@ -1,0 +1,123 @@
+"""The frame loop: camera frames -> placement detector -> table (rules + log) -> display, with the
+buttons drained between frames.
+
+Nothing slow or fallible runs on this thread except the detector: the camera is read on its own
+thread (device/camera.py FrameSource) and the display is drawn on its own (device/display.py
+DisplayWorker), so a camera that hangs or an I2C error never stops the game or the buttons. The
+loop tells systemd it is ready once the first frame arrives and pings the watchdog as long as it
+runs and the camera thread is not stuck inside a read.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import time
+from dataclasses import dataclass, field
+
+from device.buttons import Buttons, ButtonPress
+from device.camera import FrameSource
+from device.display import DisplayWorker
+from device.screens import Shown
+from device.sdnotify import Notifier
+from device.table import Table
+
+log = logging.getLogger(__name__)
+
+IDLE_WAIT = 0.05           # seconds the loop waits for a frame before handling buttons anyway
+STUCK_READ_SECONDS = 30.0  # a camera read blocked this long: stop pinging the watchdog (restart)
+
+
+@dataclass
+class LoopStats:
+    frames: int = 0
+    placements: int = 0
+    unsure: int = 0
+    presses: int = 0
+    detector_errors: int = 0
+    detect_seconds: list[float] = field(default_factory=list)
+
+
+class Appliance:
+    def __init__(self, source: FrameSource, detector, table: Table, display: DisplayWorker,
+                 buttons: Buttons, notifier: Notifier | None = None):
+        self.source = source
+        self.detector = detector
+        self.table = table
+        self.display = display
+        self.buttons = buttons
+        self.notifier = notifier or Notifier()
+        self.presses: queue.Queue[ButtonPress] = queue.Queue()
+        self.stats = LoopStats()
+        self.stopping = False
+        self.t = 0.0
+
+    def run(self) -> None:
+        """Until a replay ends, the table asks to shut down, or `stopping` is set."""
+        self.display.start()
+        self.buttons.start(self.presses.put)
+        self.source.start()
+        ready = False
+        self.notifier.status("waiting for the camera")
+        try:
+            while not self.stopping:
+                frame = self.source.get(IDLE_WAIT)
+                if frame is not None:
+                    self.t = frame.t
+                    if not ready:
+                        self.notifier.ready()
+                        self.notifier.status("playing")
+                        ready = True
+                    self._process(frame)
+                elif self.source.camera.live:
+                    self.t = time.monotonic()
+                elif self.source.ended.is_set():
+                    break
+                self._drain_buttons()
+                self.display.post(Shown(self.table.screen(self.t), self._banner()), self.t)
+                if self.table.request == "shutdown":
+                    break
+                if self.source.read_blocked_for() < STUCK_READ_SECONDS:
+                    self.notifier.watchdog()
+        finally:
+            self.notifier.stopping()
+            self.source.stop()
+            self.buttons.close()
+            self.display.close()
+
+    def _process(self, frame) -> None:
+        self.stats.frames += 1
+        started = time.perf_counter()
+        try:
+            events = self.detector.feed(frame.image, frame.index)
+        except Exception:  # a vision bug on one odd frame must not end the game
+            self.stats.detector_errors += 1
+            log.exception("placement detector failed on frame %d", frame.index)
+            events = []
+        self.stats.detect_seconds.append(time.perf_counter() - started)
+        for event in events:
+            label = getattr(event, "label", None)
+            if label is not None:
+                self.stats.placements += 1
+                log.debug("frame %d: placement %s (%.2f)", frame.index, label, event.confidence)
+                self.table.on_card(label, frame.t)
+            else:
+                self.stats.unsure += 1
+                log.info("frame %d: card not sure (%s)", frame.index, event.reason)
+                self.table.on_unsure(frame.t)
+        for press in self.buttons.due(frame.index):
+            self.stats.presses += 1
+            self.table.on_button(press, frame.t)
+
+    def _drain_buttons(self) -> None:
+        while True:
+            try:
+                press = self.presses.get_nowait()
+            except queue.Empty:
+                return
+            self.stats.presses += 1
+            self.table.on_button(press, self.t)
+
+    def _banner(self) -> str:
+        problem = self.source.status() or self.display.problem
+        return problem or ""

@@ -1,0 +1,154 @@
+"""Run the device: the camera watches the deal zone, each card turned over there is read and
+applied to the game, the display shows whose turn it is, their row, score and bust odds, and the
+buttons stop, choose and undo (spec/device.md).
+
+Without arguments it is the appliance (Pi camera, OLED, GPIO buttons; what systemd runs). The same
+program runs on a laptop with a webcam or a recorded video, a window or a GIF, and the keyboard or
+a button script:
+
+  tablemate run --game flip7 --players ann ben cat --camera replay:deal.mp4 \\
+      --display gif:out/oled.gif --buttons script:buttons.txt --state /tmp/tm --json
+
+A button script has lines `FRAME BUTTON [hold]`: press ok, next or back when frame FRAME (0-based)
+is shown. With a replay camera the run ends when the frames end; --json then prints the game in
+the `tablemate replay --json` schema. The game is kept in STATE/game.txt (a table script) and
+resumes after a restart; --game/--players different from the kept game start a new one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--game", help="game to play (default: the config's; see tablemate replay)")
+    parser.add_argument("--players", nargs="+", metavar="NAME", help="players in seating order "
+                        "(default: the kept game's, else the config's names)")
+    parser.add_argument("--camera", default="pi", metavar="SPEC",
+                        help="pi | opencv:INDEX | replay:PATH[@FPS] (video file or image folder; @FPS "
+                        "paces it in real time) (default: pi)")
+    parser.add_argument("--display", default="oled", metavar="SPEC",
+                        help="oled | window | gif:PATH | png:DIR | none (default: oled)")
+    parser.add_argument("--buttons", default="gpio", metavar="SPEC",
+                        help="gpio | keyboard | script:PATH | none (default: gpio)")
+    parser.add_argument("--state", metavar="DIR", help="where the game log and settings are kept "
+                        "(default: $STATE_DIRECTORY under systemd, else the config's state_dir)")
+    parser.add_argument("--config", metavar="PATH", type=Path,
+                        help="TOML config (default: /etc/tablemate/config.toml if present)")
+    parser.add_argument("--json", action="store_true",
+                        help="at the end, print the game as JSON (the replay --json schema)")
+
+
+def main(args: argparse.Namespace) -> int:
+    from device.config import load_config
+
+    config, config_problems = load_config(args.config)
+    for problem in config_problems:
+        log.error("%s", problem)
+    try:
+        appliance = build(args, config)
+    except (ValueError, OSError) as error:
+        print(f"tablemate run: {error}", file=sys.stderr)
+        return 2
+    for problem in config_problems:
+        appliance.table.show_problem("Config error", problem)
+    appliance.run()
+    table = appliance.table
+    table.game_log.close()
+    stats = appliance.stats
+    log.info("%d frames, %d cards read, %d not sure, %d button presses", stats.frames, stats.placements,
+             stats.unsure, stats.presses)
+    if table.request == "shutdown":
+        shut_down(config.shutdown_command)
+    if args.json:
+        print(json.dumps({**table.match.summary(), "errors": []}))
+    return 0
+
+
+def build(args: argparse.Namespace, config, detector=None):
+    """Everything `run` needs, wired; `detector` replaces the vision pipeline (tests)."""
+    from device.appliance import Appliance
+    from device.buttons import parse_buttons
+    from device.camera import FrameSource, ReplayCamera, parse_camera
+    from device.display import DisplayWorker, parse_display
+    from device.screens import render
+    from device.table import Settings, Table
+
+    camera = parse_camera(args.camera, config.camera)
+    if isinstance(camera, ReplayCamera) and not camera.path.exists():
+        raise ValueError(f"{camera.path} does not exist")
+    open_display = parse_display(args.display, config.display)
+    buttons = parse_buttons(args.buttons, config.buttons)
+    state_dir = Path(args.state or os.environ.get("STATE_DIRECTORY", "").split(":")[0] or config.state_dir)
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OSError(f"cannot use the state directory {state_dir}: {error} (use --state DIR)") from None
+    settings_path = state_dir / "settings.json"
+    settings = Settings.load(settings_path, config.display.brightness, config.game.players)
+    match, game_log, problems = open_game(state_dir, args.game, args.players, config, settings)
+    table = Table(match, game_log, config.game.names, settings, settings_path,
+                  flash_seconds=config.display.flash_seconds)
+    for problem in problems:
+        table.show_problem("Game log repaired", problem)
+    recording = args.display.startswith(("gif:", "png:"))
+    display = DisplayWorker(open_display, render, settings.brightness, lossless=recording)
+    table.on_brightness = display.set_brightness
+    if detector is None:
+        detector = make_detector(match.config.game, config)
+    return Appliance(FrameSource(camera, config.camera), detector, table, display, buttons)
+
+
+def open_game(state_dir: Path, game: str | None, players: list[str] | None, config, settings):
+    """The kept game if there is one and it is the one asked for, else a new game.
+    Returns (match, game log, problems found in the kept log)."""
+    from device import gamelog
+    from rules.core import GameConfig
+    from rules.match import Match
+
+    path = state_dir / gamelog.LOG_NAME
+    loaded = gamelog.load(path)
+    for problem in loaded.problems:
+        log.error("%s", problem)
+    kept = loaded.match
+    wanted_game = game or (kept.config.game if kept else config.game.game)
+    wanted_players = tuple(players) if players else (
+        kept.config.players if kept else tuple(config.game.names[: settings.players]))
+    if kept and kept.config.game == wanted_game and kept.config.players == wanted_players:
+        log.info("resuming the game in %s (%d events)", path, len(kept.events))
+        return kept, gamelog.GameLog(path), loaded.problems
+    new = GameConfig(wanted_game, wanted_players)
+    Match(new)  # raises ValueError for a game the rules core does not support
+    if kept:
+        log.info("starting a new game (%s %s); the kept one is archived", new.game, " ".join(new.players))
+    return Match(new), gamelog.GameLog.start(path, new), loaded.problems
+
+
+def make_detector(game: str, config):
+    from rules.cards import GAME_DECKS
+    from vision.classifier import CardClassifier
+    from vision.placement import PlacementDetector
+
+    classifier = CardClassifier.load(GAME_DECKS[game], models_dir=config.models_dir or None)
+    return PlacementDetector(classifier)
+
+
+def shut_down(command: tuple[str, ...]) -> None:
+    """Power off when running as the service (systemd/install.sh allows it through polkit); run by
+    hand, only this program stops: a menu must not power off a developer's laptop."""
+    if not os.environ.get("INVOCATION_ID"):
+        log.info("shut down chosen: not running under systemd, so only tablemate stops")
+        return
+    log.info("shutting down: %s", " ".join(command))
+    try:
+        subprocess.run(list(command), check=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as error:
+        log.error("shut down failed: %s", error)

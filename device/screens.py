@@ -1,0 +1,237 @@
+"""What the 128x64 OLED shows: screens as plain values, and `render` to a 1-bit Pillow image.
+
+The one thing that matters now is big (whose turn, the choice asked for, BUST!); warnings are
+inverted; nothing needs scrolling to see whose turn it is. Screens are frozen dataclasses so the
+display worker can skip drawing a screen equal to the last one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+WIDTH, HEIGHT = 128, 64
+BUST_WARNING = 0.25        # bust odds at or above this are shown inverted
+
+FONT_FILES = (
+    "/usr/share/fonts/truetype/dejavu/DejaVuSansCondensed-Bold.ttf",
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf",
+)
+
+
+@dataclass(frozen=True)
+class TurnScreen:
+    player: str
+    round: int
+    row: tuple[str, ...]        # the player's cards, as labels
+    score: int                  # score so far this round
+    total: int                  # game total before this round
+    bust_odds: float | None
+    note: str = ""              # e.g. "FLIP 3: 2 left", "deal"
+
+
+@dataclass(frozen=True)
+class FlashScreen:
+    title: str                  # BUST! / FLIP 7! / FREEZE / 2ND CHANCE
+    player: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ChoiceScreen:
+    question: str               # e.g. "ann: FREEZE who?"
+    option: str
+    index: int
+    count: int
+
+
+@dataclass(frozen=True)
+class MessageScreen:
+    title: str
+    lines: tuple[str, ...] = ()
+    inverted: bool = False
+
+
+@dataclass(frozen=True)
+class ScoresScreen:
+    title: str                  # "ROUND 3" / "WINNER ann"
+    rows: tuple[tuple[str, str, int], ...]   # (name, this round e.g. "+36" / "bust", total)
+    page: int = 0
+    pages: int = 1
+    footer: str = ""
+
+
+@dataclass(frozen=True)
+class MenuScreen:
+    title: str
+    items: tuple[str, ...]
+    cursor: int
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A screen plus an optional problem banner along the bottom (camera missing, ...)."""
+    screen: object
+    banner: str = ""
+
+
+@lru_cache(maxsize=None)
+def font(size: int):
+    from PIL import ImageFont
+
+    for path in FONT_FILES:
+        if Path(path).exists():
+            return ImageFont.truetype(path, size)
+    return ImageFont.load_default(size)  # Pillow >= 10.1 ships a scalable default font
+
+
+def render(shown: Shown):
+    """A mode "1" 128x64 image of `shown`."""
+    from PIL import Image, ImageDraw
+
+    image = Image.new("1", (WIDTH, HEIGHT), 0)
+    draw = ImageDraw.Draw(image)
+    draw.fontmode = "1"  # no anti-aliasing: crisp 1-bit glyphs
+    screen = shown.screen
+    _RENDERERS[type(screen)](draw, screen)
+    if shown.banner:
+        draw.rectangle((0, HEIGHT - 12, WIDTH - 1, HEIGHT - 1), fill=1)
+        _text_fit(draw, (WIDTH // 2, HEIGHT - 6), shown.banner, 11, WIDTH - 4, fill=0, anchor="mm")
+    return image
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+
+def _text_fit(draw, xy, text: str, size: int, max_width: int, fill=1, anchor="la", min_size: int = 8) -> int:
+    """Draw `text` at the largest size <= `size` that fits `max_width` (cut with … at min_size).
+    Returns the size used."""
+    while size > min_size and draw.textlength(text, font=font(size)) > max_width:
+        size -= 1
+    if draw.textlength(text, font=font(size)) > max_width:
+        while text and draw.textlength(text + "…", font=font(size)) > max_width:
+            text = text[:-1]
+        text += "…"
+    draw.text(xy, text, font=font(size), fill=fill, anchor=anchor)
+    return size
+
+
+def _wrap(draw, text: str, size: int, max_width: int) -> list[str]:
+    lines: list[str] = []
+    for word in text.split():
+        if lines and draw.textlength(lines[-1] + " " + word, font=font(size)) <= max_width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+CARD_SHORT = {"second-chance": "SC", "freeze": "FRZ", "flip-three": "F3"}
+
+
+def _row_text(row: tuple[str, ...]) -> str:
+    return " ".join(CARD_SHORT.get(label, label) for label in row)
+
+
+# ---- screens ------------------------------------------------------------------------------------
+
+def _turn(draw, s: TurnScreen) -> None:
+    # Top: whose turn, as big as it fits; round and total small on the right.
+    right = f"R{s.round}"
+    total = f"{s.total}"
+    info_w = max(draw.textlength(right, font=font(10)), draw.textlength(total, font=font(10)))
+    _text_fit(draw, (0, 0), s.player.upper(), 20, WIDTH - int(info_w) - 4, anchor="lt")
+    draw.text((WIDTH - 1, 0), right, font=font(10), fill=1, anchor="rt")
+    draw.text((WIDTH - 1, 11), total, font=font(10), fill=1, anchor="rt")
+    # Middle: the row of cards.
+    row = _row_text(s.row) or "no cards"
+    _text_fit(draw, (0, 23), row, 13, WIDTH, anchor="lt")
+    draw.line((0, 39, WIDTH - 1, 39), fill=1)
+    # Bottom: score so far on the left, bust odds on the right (inverted when high).
+    draw.text((0, 42), "pts", font=font(9), fill=1, anchor="lt")
+    draw.text((0, HEIGHT), str(s.score), font=font(18), fill=1, anchor="ls")
+    if s.note:
+        draw.text((46, 42), s.note, font=font(9), fill=1, anchor="lt")
+    if s.bust_odds is not None:
+        odds = f"{round(s.bust_odds * 100)}%"
+        high = s.bust_odds >= BUST_WARNING
+        w = int(draw.textlength(odds, font=font(20))) + 6
+        box = (WIDTH - w, 41, WIDTH - 1, HEIGHT - 1)
+        if high:
+            draw.rectangle(box, fill=1)
+        draw.text((WIDTH - 3, HEIGHT - 2), odds, font=font(20), fill=0 if high else 1, anchor="rs")
+        draw.text((WIDTH - w - 2, 42), "bust", font=font(9), fill=1, anchor="rt")
+
+
+def _flash(draw, s: FlashScreen) -> None:
+    draw.rectangle((0, 0, WIDTH - 1, HEIGHT - 1), fill=1)
+    _text_fit(draw, (WIDTH // 2, 16), s.title, 26, WIDTH - 6, fill=0, anchor="mm")
+    _text_fit(draw, (WIDTH // 2, 40), s.player.upper(), 16, WIDTH - 6, fill=0, anchor="mm")
+    if s.detail:
+        _text_fit(draw, (WIDTH // 2, 56), s.detail, 11, WIDTH - 6, fill=0, anchor="mm")
+
+
+def _choice(draw, s: ChoiceScreen) -> None:
+    draw.rectangle((0, 0, WIDTH - 1, 13), fill=1)
+    _text_fit(draw, (WIDTH // 2, 7), s.question, 11, WIDTH - 4, fill=0, anchor="mm")
+    _text_fit(draw, (WIDTH // 2, 32), s.option.upper(), 22, WIDTH - 8, anchor="mm")
+    draw.text((0, HEIGHT), f"next ▸ {s.index + 1}/{s.count}", font=font(10), fill=1, anchor="ls")
+    draw.text((WIDTH - 1, HEIGHT), "ok ✓", font=font(10), fill=1, anchor="rs")
+
+
+def _message(draw, s: MessageScreen) -> None:
+    fill = 1
+    if s.inverted:
+        draw.rectangle((0, 0, WIDTH - 1, HEIGHT - 1), fill=1)
+        fill = 0
+    size = _text_fit(draw, (WIDTH // 2, 2), s.title, 18, WIDTH - 4, fill=fill, anchor="mt")
+    y = 4 + size + 2
+    lines = [line for text in s.lines for line in _wrap(draw, text, 11, WIDTH - 4)]
+    for line in lines[: max(1, (HEIGHT - y) // 12)]:
+        _text_fit(draw, (WIDTH // 2, y), line, 11, WIDTH - 4, fill=fill, anchor="mt")
+        y += 12
+
+
+def _scores(draw, s: ScoresScreen) -> None:
+    draw.rectangle((0, 0, WIDTH - 1, 12), fill=1)
+    title = s.title + (f"  {s.page + 1}/{s.pages}" if s.pages > 1 else "")
+    _text_fit(draw, (WIDTH // 2, 6), title, 11, WIDTH - 4, fill=0, anchor="mm")
+    y = 14
+    for name, this_round, total in s.rows:
+        _text_fit(draw, (0, y), name, 11, 58, anchor="lt")
+        draw.text((86, y), this_round, font=font(11), fill=1, anchor="rt")
+        draw.text((WIDTH - 1, y), str(total), font=font(11), fill=1, anchor="rt")
+        y += 12
+    if s.footer:
+        draw.text((WIDTH // 2, HEIGHT), s.footer, font=font(9), fill=1, anchor="ms")
+
+
+def _menu(draw, s: MenuScreen) -> None:
+    draw.rectangle((0, 0, WIDTH - 1, 12), fill=1)
+    _text_fit(draw, (WIDTH // 2, 6), s.title, 11, WIDTH - 4, fill=0, anchor="mm")
+    visible = 4
+    first = min(max(0, s.cursor - visible + 1), max(0, len(s.items) - visible))
+    y = 15
+    for i in range(first, min(len(s.items), first + visible)):
+        if i == s.cursor:
+            draw.rectangle((0, y - 1, WIDTH - 1, y + 11), fill=1)
+        _text_fit(draw, (3, y), s.items[i], 11, WIDTH - 6, fill=0 if i == s.cursor else 1, anchor="lt")
+        y += 12
+
+
+_RENDERERS = {
+    TurnScreen: _turn,
+    FlashScreen: _flash,
+    ChoiceScreen: _choice,
+    MessageScreen: _message,
+    ScoresScreen: _scores,
+    MenuScreen: _menu,
+}
+
+
+def save_preview(shown: Shown, path: Path, scale: int = 4) -> None:
+    """The screen as a scaled-up PNG, to look at on a desktop."""
+    from PIL import Image
+
+    image = render(shown).convert("L")
+    image.resize((WIDTH * scale, HEIGHT * scale), Image.NEAREST).save(path)
