@@ -81,41 +81,67 @@ class Flip7State:
         self.totals = [0] * n
         self.results: list[RoundResult] = []
         self.round = 0
-        self.dealer = self.players.index(config.dealer) if config.dealer else 0
+        self.dealer_index = self.players.index(config.dealer) if config.dealer else 0
         self.over = False
         self.winner = -1
-        self._start_round(self.dealer)
+        self._start_round(self.dealer_index)
         self._settle([])
 
     # ---- round set-up -------------------------------------------------------------------
     def _start_round(self, dealer: int) -> None:
         n = len(self.players)
         self.round += 1
-        self.dealer = dealer
-        self.rows: list[list[int]] = [[] for _ in range(n)]   # cards in front, in order received
+        self.dealer_index = dealer
+        self.cards: list[list[int]] = [[] for _ in range(n)]   # cards in front, in order received
         self.numbers = [0] * n                                # bitmask of number values held
         self.distinct = [0] * n                               # how many different numbers
+        self.number_sum = [0] * n
+        self.plus = [0] * n                                   # sum of +N modifiers
+        self.doubled = [False] * n                            # holds x2
         self.has_second_chance = [False] * n
-        self.status = [ACTIVE] * n
+        self.standing = [ACTIVE] * n
         self.dealing = True
         self.deal_pos = 0                                     # index into the deal order
         self.turn_owner = (dealer + 1) % n
         self.advance = False                                  # move the deal/turn on once settled
         self.stack: list[list] = []
-        self.pending: tuple | None = None                     # (purpose, by, options, card, drawer)
+        self.choice: tuple | None = None                     # (purpose, by, options, card, drawer)
         self.flip7 = -1
         self.round_ended = False
-        self.turn = -1
+        self.turn_index = -1
 
     # ---- public view ----------------------------------------------------------------------
-    def player_turn(self) -> str | None:
-        return self.players[self.turn] if self.turn >= 0 else None
+    # Public view, by player name. Internally players are indices: see the fields set above.
+    @property
+    def turn(self) -> str | None:
+        """Who the next card goes to or who decides next; None when a choice is pending or the game is over."""
+        return self.players[self.turn_index] if self.turn_index >= 0 else None
 
-    def pending_choice(self) -> Pending | None:
-        if self.pending is None:
+    @property
+    def pending(self) -> Pending | None:
+        if self.choice is None:
             return None
-        _purpose, by, options, card, _ = self.pending
+        purpose, by, options, card, _ = self.choice
         return Pending("target", self.players[by], tuple(self.players[i] for i in options), LABELS[card])
+
+    @property
+    def dealer(self) -> str:
+        return self.players[self.dealer_index]
+
+    @property
+    def rows(self) -> dict[str, list[str]]:
+        return {name: [LABELS[c] for c in self.cards[i]] for i, name in enumerate(self.players)}
+
+    @property
+    def status(self) -> dict[str, str]:
+        return {name: STATUS_NAMES[self.standing[i]] for i, name in enumerate(self.players)}
+
+    @property
+    def winner_name(self) -> str | None:
+        return self.players[self.winner] if self.over else None
+
+    def index_of(self, name: str) -> int:
+        return self._player(name)
 
     def effective_deck(self) -> tuple[list[int], int]:
         """The cards the next draw comes from: the deck, or the discard pile about to be shuffled
@@ -126,7 +152,7 @@ class Flip7State:
 
     def bust_odds(self) -> float | None:
         """Chance that the next card busts the player on turn; 0 while they hold a Second Chance."""
-        p = self.turn
+        p = self.turn_index
         if p < 0:
             return None
         if self.has_second_chance[p]:
@@ -146,7 +172,7 @@ class Flip7State:
 
     def flip_bust_odds(self) -> float | None:
         """During a Flip Three: the chance the target busts within the cards still to come."""
-        if self.turn < 0 or not self.stack or self.stack[-1][0] != "flip":
+        if self.turn_index < 0 or not self.stack or self.stack[-1][0] != "flip":
             return None
         _, target, left, _ = self.stack[-1]
         counts, total = self.effective_deck()
@@ -155,14 +181,14 @@ class Flip7State:
         return _bust_within(tuple(numbers), counts[SECOND_CHANCE], neutral, self.numbers[target],
                             self.has_second_chance[target], self.distinct[target], left)
 
-    def round_score(self, player: int) -> int:
-        if self.status[player] == BUSTED:
+    def round_score(self, name: str) -> int:
+        """`name`'s score for this round so far (0 once busted)."""
+        return self._score(self._player(name))
+
+    def _score(self, player: int) -> int:
+        if self.standing[player] == BUSTED:
             return 0
-        ids = self.rows[player]
-        total = sum(i for i in ids if i <= HIGHEST_NUMBER)
-        if X2 in ids:
-            total *= 2
-        total += sum(PLUS_VALUE.get(i, 0) for i in ids)
+        total = self.number_sum[player] * (2 if self.doubled[player] else 1) + self.plus[player]
         return total + (FLIP7_BONUS if self.flip7 == player else 0)
 
     def stop_allowed(self) -> bool:
@@ -171,6 +197,11 @@ class Flip7State:
     def card_counts(self) -> dict[str, int]:
         counts, _ = self.effective_deck()
         return {LABELS[i]: c for i, c in enumerate(counts) if c}
+
+    def draw_pile(self) -> tuple[tuple[str, ...], list[int], int]:
+        """(labels, copies of each the next card may be, how many cards that is)."""
+        counts, total = self.effective_deck()
+        return LABELS, counts, total
 
     # ---- events ------------------------------------------------------------------------------
     def apply(self, event) -> list[Notice]:
@@ -194,21 +225,27 @@ class Flip7State:
     def _refuse_if_waiting(self, what: str) -> None:
         if self.over:
             raise Refused(f"the game is over: no {what} now")
-        if self.pending is not None:
-            purpose, by, _, card, _ = self.pending
+        if self.choice is not None:
+            purpose, by, _, card, _ = self.choice
             raise Refused(f"{self.players[by]} must first choose {_choice_words(purpose, card)}")
 
     def _card(self, event: Card) -> list[Notice]:
-        self._refuse_if_waiting("card")
-        cid = CARD_ID.get(event.label.lower())
+        if self.over or self.choice is not None:
+            self._refuse_if_waiting("card")
+        cid = CARD_ID.get(event.label)
         if cid is None:
-            raise Refused(f"{event.label} is not a card of the Flip 7 deck")
-        counts, total = self.effective_deck()
+            cid = CARD_ID.get(event.label.lower())
+            if cid is None:
+                raise Refused(f"{event.label} is not a card of the Flip 7 deck")
+        if self.deck_left:
+            counts, total = self.deck, self.deck_left
+        else:
+            counts, total = self.discard, self.discard_left
         if not total:
             raise Refused("the deck and the discard pile are both empty: there is no card to turn")
         if counts[cid] == 0:
             raise Refused(f"no {LABELS[cid]} is left in the deck")
-        to = self.turn
+        to = self.turn_index
         if event.to is not None:
             named = self._player(event.to)
             if named != to:
@@ -223,7 +260,7 @@ class Flip7State:
             self.stack[-1][2] -= 1
             self._receive(to, cid, True, notices)
         else:
-            if to != self.turn:                # the table dealt to someone else: play goes on from them
+            if to != self.turn_index:                # the table dealt to someone else: play goes on from them
                 self.turn_owner = to
             self.advance = True
             self._receive(to, cid, False, notices)
@@ -232,9 +269,9 @@ class Flip7State:
 
     def _check_redirect(self, named: int) -> None:
         name = self.players[named]
-        if self.status[named] != ACTIVE:
-            raise Refused(f"{name} is out of this round ({STATUS_NAMES[self.status[named]]})")
-        expected = self.players[self.turn]
+        if self.standing[named] != ACTIVE:
+            raise Refused(f"{name} is out of this round ({STATUS_NAMES[self.standing[named]]})")
+        expected = self.players[self.turn_index]
         if self.stack:
             raise Refused(f"this card goes to {expected}, who is being dealt a Flip Three")
         if self.dealing:
@@ -243,18 +280,18 @@ class Flip7State:
     def _stop_refusal(self, name: str | None) -> str | None:
         if self.over:
             return "the game is over"
-        if self.pending is not None:
-            purpose, by, _, card, _ = self.pending
+        if self.choice is not None:
+            purpose, by, _, card, _ = self.choice
             return f"{self.players[by]} must first choose {_choice_words(purpose, card)}"
-        turn = self.players[self.turn]
-        if name is not None and self._player(name) != self.turn:
+        turn = self.players[self.turn_index]
+        if name is not None and self._player(name) != self.turn_index:
             named = self.players[self._player(name)]
-            if self.status[self._player(name)] != ACTIVE:
+            if self.standing[self._player(name)] != ACTIVE:
                 return f"{named} is already out of this round"
             return f"it is {turn}'s turn, not {named}'s"
         if self.stack:
             return f"{turn} is being dealt a Flip Three and cannot stop now"
-        if self.dealing and not self.rows[self.turn]:
+        if self.dealing and not self.cards[self.turn_index]:
             return f"{turn} gets a first card in the initial deal and cannot stop yet"
         return None
 
@@ -262,9 +299,9 @@ class Flip7State:
         refusal = self._stop_refusal(event.player)
         if refusal:
             raise Refused(refusal)
-        p = self.turn
-        self.status[p] = STOPPED
-        notices = [Notice("stop", self.players[p], self.round_score(p))]
+        p = self.turn_index
+        self.standing[p] = STOPPED
+        notices = [Notice("stop", self.players[p], self._score(p))]
         self.advance = True
         self._settle(notices)
         return notices
@@ -272,15 +309,15 @@ class Flip7State:
     def _target(self, event: Target) -> list[Notice]:
         if self.over:
             raise Refused("the game is over: there is nothing to choose")
-        if self.pending is None:
+        if self.choice is None:
             raise Refused("there is no choice to make now")
-        purpose, by, options, card, drawer = self.pending
+        purpose, by, options, card, drawer = self.choice
         chosen = self._player(event.player)
         if chosen not in options:
             allowed = ", ".join(self.players[i] for i in options)
             raise Refused(f"{self.players[chosen]} cannot be chosen for the {LABELS[card]}: choose {allowed}")
         notices: list[Notice] = []
-        self.pending = None
+        self.choice = None
         if purpose == ACTION:
             self._play_action(card, chosen, notices)
         elif purpose == GIFT:
@@ -315,7 +352,7 @@ class Flip7State:
         self.discard_left += 1
 
     def _active(self, exclude: int = -1) -> list[int]:
-        return [i for i, s in enumerate(self.status) if s == ACTIVE and i != exclude]
+        return [i for i, s in enumerate(self.standing) if s == ACTIVE and i != exclude]
 
     def _receive(self, p: int, cid: int, in_flip: bool, notices: list[Notice]) -> None:
         name = self.players[p]
@@ -324,18 +361,19 @@ class Flip7State:
             if self.numbers[p] & bit:
                 if self.has_second_chance[p]:
                     self.has_second_chance[p] = False
-                    self.rows[p].remove(SECOND_CHANCE)
+                    self.cards[p].remove(SECOND_CHANCE)
                     self._to_discard(SECOND_CHANCE)
                     self._to_discard(cid)
                     notices.append(Notice("second_chance_used", name, LABELS[cid]))
                 else:
-                    self.rows[p].append(cid)
-                    self.status[p] = BUSTED
+                    self.cards[p].append(cid)
+                    self.standing[p] = BUSTED
                     notices.append(Notice("bust", name, LABELS[cid]))
                 return
             self.numbers[p] |= bit
             self.distinct[p] += 1
-            self.rows[p].append(cid)
+            self.number_sum[p] += cid
+            self.cards[p].append(cid)
             if self.distinct[p] == FLIP7_COUNT:
                 self.flip7 = p
                 self.round_ended = True
@@ -343,7 +381,7 @@ class Flip7State:
         elif cid == SECOND_CHANCE:
             if not self.has_second_chance[p]:
                 self.has_second_chance[p] = True
-                self.rows[p].append(cid)
+                self.cards[p].append(cid)
             else:
                 others = [i for i in self._active(p) if not self.has_second_chance[i]]
                 self._choose(GIFT, p, others, cid, notices)
@@ -353,12 +391,16 @@ class Flip7State:
             else:
                 self._choose(ACTION, p, self._active(), cid, notices)
         else:                                   # a modifier
-            self.rows[p].append(cid)
+            self.cards[p].append(cid)
+            if cid == X2:
+                self.doubled[p] = True
+            else:
+                self.plus[p] += PLUS_VALUE[cid]
 
     def _choose(self, purpose: str, by: int, options: list[int], cid: int, notices: list[Notice]) -> None:
         """Ask `by` to choose among options, or do it at once when the rules leave no choice."""
         if len(options) > 1:
-            self.pending = (purpose, by, tuple(options), cid, by)
+            self.choice = (purpose, by, tuple(options), cid, by)
         elif not options:
             self._to_discard(cid)
             notices.append(Notice("discarded", self.players[by], LABELS[cid]))
@@ -369,32 +411,39 @@ class Flip7State:
 
     def _give_second_chance(self, p: int, notices: list[Notice]) -> None:
         self.has_second_chance[p] = True
-        self.rows[p].append(SECOND_CHANCE)
+        self.cards[p].append(SECOND_CHANCE)
         notices.append(Notice("second_chance_given", self.players[p]))
 
     def _play_action(self, cid: int, target: int, notices: list[Notice]) -> None:
-        self.rows[target].append(cid)
+        self.cards[target].append(cid)
         if cid == FREEZE:
-            self.status[target] = FROZEN
-            notices.append(Notice("freeze", self.players[target], self.round_score(target)))
+            self.standing[target] = FROZEN
+            notices.append(Notice("freeze", self.players[target], self._score(target)))
         else:
             self.stack.append(["flip", target, FLIP_THREE_CARDS, []])
             notices.append(Notice("flip_three", self.players[target]))
 
     def _settle(self, notices: list[Notice]) -> None:
         """Run the rules forward until the table must act: a card, a stop or a choice."""
-        self.turn = -1
+        if self.advance and not (self.dealing or self.stack or self.round_ended or self.choice):
+            # the common case: a turn ended with nothing left to resolve
+            self.advance = False
+            if ACTIVE in self.standing:
+                self.turn_index = self.turn_owner = self._next_active(self.turn_owner + 1)
+                return
+            self.round_ended = True
+        self.turn_index = -1
         while not self.over:
             if self.round_ended:
                 self._end_round(notices)
                 continue
-            if self.pending is not None:
+            if self.choice is not None:
                 return
             if self.stack:
                 frame = self.stack[-1]
                 if frame[0] == "flip":
-                    if frame[2] > 0 and self.status[frame[1]] == ACTIVE:
-                        self.turn = frame[1]
+                    if frame[2] > 0 and self.standing[frame[1]] == ACTIVE:
+                        self.turn_index = frame[1]
                         return
                     self.stack.pop()
                     self._after_flip(frame[1], frame[3], notices)
@@ -407,36 +456,35 @@ class Flip7State:
                     self.deal_pos += 1
                 else:
                     self.turn_owner = self._next_active(self.turn_owner + 1)
-            active = self._active()
-            if not active:
+            if ACTIVE not in self.standing:
                 self.round_ended = True
                 continue
             n = len(self.players)
             if self.dealing:
-                while self.deal_pos < n and self.status[(self.dealer + 1 + self.deal_pos) % n] != ACTIVE:
+                while self.deal_pos < n and self.standing[(self.dealer_index + 1 + self.deal_pos) % n] != ACTIVE:
                     self.deal_pos += 1
                 if self.deal_pos < n:
-                    self.turn = (self.dealer + 1 + self.deal_pos) % n
+                    self.turn_index = (self.dealer_index + 1 + self.deal_pos) % n
                     return
                 self.dealing = False
-                self.turn_owner = self._next_active(self.dealer + 1)
-            elif self.status[self.turn_owner] != ACTIVE:
+                self.turn_owner = self._next_active(self.dealer_index + 1)
+            elif self.standing[self.turn_owner] != ACTIVE:
                 self.turn_owner = self._next_active(self.turn_owner)
-            self.turn = self.turn_owner
+            self.turn_index = self.turn_owner
             return
 
     def _next_active(self, start: int) -> int:
         n = len(self.players)
         for k in range(n):
             i = (start + k) % n
-            if self.status[i] == ACTIVE:
+            if self.standing[i] == ACTIVE:
                 return i
         return start % n
 
     def _after_flip(self, target: int, set_aside: list[int], notices: list[Notice]) -> None:
         if not set_aside:
             return
-        if self.status[target] == BUSTED:
+        if self.standing[target] == BUSTED:
             options = self._active(target) if self.set_aside_after_bust == "play" else []
         else:
             options = self._active()
@@ -456,14 +504,14 @@ class Flip7State:
                 items[to_choose][1] = options[0]
                 frame[3] += 1
             else:
-                self.pending = (SET_ASIDE, chooser, tuple(options), items[to_choose][0], chooser)
+                self.choice = (SET_ASIDE, chooser, tuple(options), items[to_choose][0], chooser)
             return
         if to_play == len(items):
             self.stack.pop()
             return
         frame[4] += 1
         cid, target = items[to_play]
-        if self.status[target] == ACTIVE:
+        if self.standing[target] == ACTIVE:
             self._play_action(cid, target, notices)
         else:
             self._to_discard(cid)
@@ -472,14 +520,14 @@ class Flip7State:
     def _end_round(self, notices: list[Notice]) -> None:
         self.round_ended = False
         n = len(self.players)
-        scores = [self.round_score(i) for i in range(n)]
+        scores = [self._score(i) for i in range(n)]
         for i in range(n):
             self.totals[i] += scores[i]
         result = RoundResult(
-            self.round, self.players[self.dealer],
+            self.round, self.players[self.dealer_index],
             {self.players[i]: scores[i] for i in range(n)},
             self.players[self.flip7] if self.flip7 >= 0 else None,
-            tuple(self.players[i] for i in range(n) if self.status[i] == BUSTED))
+            tuple(self.players[i] for i in range(n) if self.standing[i] == BUSTED))
         self.results.append(result)
         notices.append(Notice("round_over", None, result))
         # set-aside cards still waiting (a Flip 7 ended the round) go to the discard pile
@@ -487,38 +535,40 @@ class Flip7State:
             for cid in (frame[3] if frame[0] == "flip" else [c for c, _ in frame[2][frame[4]:]]):
                 self._to_discard(cid)
         self.stack = []
-        self.pending = None
+        self.choice = None
         best = max(self.totals)
         leaders = [i for i in range(n) if self.totals[i] == best]
         if best >= WINNING_TOTAL and len(leaders) == 1:
             self.over = True
             self.winner = leaders[0]
-            self.turn = -1
+            self.turn_index = -1
             notices.append(Notice("game_over", self.players[self.winner]))
             return
-        for row in self.rows:
+        for row in self.cards:
             for cid in row:
                 self._to_discard(cid)
-        self._start_round((self.dealer + 1) % n)
+        self._start_round((self.dealer_index + 1) % n)
 
     # ---- copying and saving ---------------------------------------------------------------
     def clone(self) -> "Flip7State":
         twin = copy.copy(self)
-        for name in ("deck", "discard", "totals", "numbers", "distinct", "has_second_chance", "status"):
+        for name in ("deck", "discard", "totals", "numbers", "distinct", "number_sum", "plus", "doubled",
+                     "has_second_chance", "standing"):
             setattr(twin, name, list(getattr(self, name)))
-        twin.rows = [list(r) for r in self.rows]
+        twin.cards = [list(r) for r in self.cards]
         twin.results = list(self.results)
         twin.stack = copy.deepcopy(self.stack)
         return twin
 
     _FIELDS = ("set_aside_after_bust", "decks", "deck", "deck_left", "discard", "discard_left", "totals",
-               "round", "dealer", "over", "winner", "rows", "numbers", "distinct", "has_second_chance",
-               "status", "dealing", "deal_pos", "turn_owner", "advance", "stack", "pending", "flip7",
-               "round_ended", "turn")
+               "round", "dealer_index", "over", "winner", "cards", "numbers", "distinct", "number_sum", "plus",
+               "doubled", "has_second_chance",
+               "standing", "dealing", "deal_pos", "turn_owner", "advance", "stack", "choice", "flip7",
+               "round_ended", "turn_index")
 
     def to_dict(self) -> dict[str, Any]:
         d = {name: copy.deepcopy(getattr(self, name)) for name in self._FIELDS}
-        d["pending"] = list(self.pending) if self.pending else None
+        d["choice"] = list(self.choice) if self.choice else None
         d["results"] = [r.to_json() for r in self.results]
         return {"version": STATE_VERSION, "game": self.game, "players": list(self.players), "state": d}
 
@@ -534,26 +584,25 @@ class Flip7State:
             raise ValueError(f"state is missing {', '.join(missing)}")
         for name in cls._FIELDS:
             setattr(state, name, copy.deepcopy(d[name]))
-        if state.pending is not None:
-            purpose, by, options, card, drawer = state.pending
-            state.pending = (purpose, by, tuple(options), card, drawer)
+        if state.choice is not None:
+            purpose, by, options, card, drawer = state.choice
+            state.choice = (purpose, by, tuple(options), card, drawer)
         state.stack = [_restore_frame(f) for f in state.stack]
         state.results = [RoundResult.from_json(r) for r in d["results"]]
         return state
 
     # ---- for the JSON summary ---------------------------------------------------------------
     def summary(self) -> dict[str, Any]:
-        names = self.players
-        turn = self.player_turn()
-        pending = self.pending_choice()
+        turn = self.turn
+        pending = self.pending
         odds = self.bust_odds()
         state = {
             "round": self.round,
-            "dealer": names[self.dealer],
+            "dealer": self.dealer,
             "turn": turn,
             "pending": pending.to_json() if pending else None,
-            "rows": {names[i]: [LABELS[c] for c in self.rows[i]] for i in range(len(names))},
-            "status": {names[i]: STATUS_NAMES[self.status[i]] for i in range(len(names))},
+            "rows": self.rows,
+            "status": self.status,
             "bust_odds": {turn: round(odds, 4)} if turn is not None and odds is not None else {},
             "deck_left": self.deck_left,
             "discard": self.discard_left,
@@ -567,8 +616,8 @@ class Flip7State:
         """Every event the table could make now (cards by label, once per label left)."""
         if self.over:
             return []
-        if self.pending is not None:
-            return [Target(self.players[i]) for i in self.pending[2]]
+        if self.choice is not None:
+            return [Target(self.players[i]) for i in self.choice[2]]
         events: list = [Card(label) for label in self.card_counts()]
         if self.stop_allowed():
             events.append(Stop())
@@ -578,14 +627,14 @@ class Flip7State:
         """How many of each card are in the deck, the discard pile, in front of players and set
         aside: the deck composition, always (the conservation law the tests check)."""
         total = [self.deck[i] + self.discard[i] for i in range(N_CARDS)]
-        for row in self.rows:
+        for row in self.cards:
             for cid in row:
                 total[cid] += 1
         for frame in self.stack:
             for cid in (frame[3] if frame[0] == "flip" else [c for c, _ in frame[2][frame[4]:]]):
                 total[cid] += 1
-        if self.pending is not None and self.pending[0] != SET_ASIDE:
-            total[self.pending[3]] += 1         # a drawn action or Second Chance awaiting its target
+        if self.choice is not None and self.choice[0] != SET_ASIDE:
+            total[self.choice[3]] += 1         # a drawn action or Second Chance awaiting its target
         return total
 
     def full_deck(self) -> list[int]:

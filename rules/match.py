@@ -80,7 +80,7 @@ class Match:
 
     @property
     def winner(self) -> str | None:
-        return self.state.players[self.state.winner] if self.state.over else None
+        return self.state.winner_name
 
     def summary(self) -> dict[str, Any]:
         """The `tablemate replay --json` object (without `errors`)."""
