@@ -1,11 +1,12 @@
 """Find card quads in a frame, on any table surface.
 
-Two independent cues propose outlines, and one geometric check judges them all:
-- edges: Canny on the luminance and on the colour (a/b) channels, closed so a card's border
-  forms a closed contour even where it is faint, and every contour (not only outer ones) is
-  tried, so touching and overlapping cards each keep their own outline;
-- region: colour distance from a background model learnt from the frame border (several
-  clusters, so wood grain and patterned cloth are "background" too), thresholded by Otsu.
+Several independent cues propose outlines, and one geometric check judges them all:
+- regions: mean-adaptive thresholds of the luminance and both colour channels, both polarities
+  (a card is lighter, darker or just differently coloured than the table around it, under
+  uneven light), and colour distance from a background model learnt on the frame border
+  (several clusters, so wood grain and patterned cloth count as background);
+- edges: Canny on the luminance and colour channels, closed, every contour (not only outer
+  ones) tried, so touching and overlapping cards each keep their own outline.
 Each contour's convex hull is reduced to a quadrilateral (polygon approximation, else the
 minimum-area rectangle); a candidate is kept when its area, aspect ratio (a card is 63 x 88 mm),
 corner angles and edge support (the share of its outline lying on image edges) fit a card.
@@ -26,6 +27,8 @@ from vision.geometry import CARD_ASPECT, order_corners, quad_area, quad_aspect, 
 
 # Frames are located at this long-side size at most (quads are scaled back to the input).
 WORK_LONG_SIDE = 640
+# At most this many proposals (best edge support first) are refined and judged per frame.
+MAX_PROPOSALS = 24
 
 
 @dataclass
@@ -60,35 +63,34 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
     min_area, max_area = min_area_frac * h * w, max_area_frac * h * w
 
     smooth = cv2.GaussianBlur(work, (5, 5), 0)
-    lab = cv2.cvtColor(smooth, cv2.COLOR_BGR2LAB)
-    edges = _edge_map(lab)
+    ycc = cv2.cvtColor(smooth, cv2.COLOR_BGR2YCrCb)
+    edges = _edge_map(ycc)
     support_map = cv2.dilate(edges, np.ones((5, 5), np.uint8))
 
-    contours = []
-    closed = cv2.morphologyEx(edges, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
-    contours += _contours(closed, cv2.RETR_LIST, min_area)
-    contours += _contours(_foreground_mask(lab), cv2.RETR_EXTERNAL, min_area)
+    # Outlines are proposed on a half-size image (cheap), judged and refined at work size.
+    half = cv2.resize(ycc, (w // 2, h // 2), interpolation=cv2.INTER_AREA)
+    proposals = [c * 2 for c in _region_contours(half, min_area / 4)]
+    proposals += _contours(cv2.morphologyEx(edges, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8)),
+                           cv2.RETR_LIST, min_area)
     if extra_mask is not None:
         mask = extra_mask if scale == 1.0 else cv2.resize(extra_mask, (w, h), interpolation=cv2.INTER_NEAREST)
-        contours += _contours(mask, cv2.RETR_EXTERNAL, min_area)
+        proposals += _contours(mask, cv2.RETR_EXTERNAL, min_area)
 
     rough: list[Candidate] = []
-    for contour in contours:
+    for contour in proposals:
         for quad in _quads_from_contour(contour):
             area = quad_area(quad)
             if min_area <= area <= max_area and _card_shaped(quad):
                 rough.append(Candidate(quad, _edge_support(support_map, quad)))
     found: list[Candidate] = []
-    for c in _dedupe(rough, 0.9, min_support * 0.8):
+    for c in _dedupe(rough, 0.9, min_support * 0.8)[:MAX_PROPOSALS]:
         short = float(np.sqrt(quad_area(c.quad) / CARD_ASPECT))
-        # Also look a little outwards: a card touching another is often first seen by its frame.
-        for outward in {5, max(5, round(0.08 * short))}:
-            quad = _refine(edges, c.quad, outward=outward)
-            if not _card_shaped(quad):
-                continue
+        # The band reaches a little outwards: a card touching another is often first seen by its frame.
+        quad = _refine(edges, c.quad, outward=max(5, round(0.08 * short)))
+        if _card_shaped(quad):
             support = _edge_support(support_map, quad)
             if support >= min_support:
-                found.append(Candidate(quad, support * _border_contrast(lab, quad)))
+                found.append(Candidate(quad, support * _border_contrast(ycc, quad)))
     result = []
     for c in _suppress(found):
         quad = c.quad / scale if scale != 1.0 else c.quad
@@ -96,11 +98,11 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
     return result
 
 
-def _edge_map(lab: np.ndarray) -> np.ndarray:
-    """Canny edges of luminance and colour: a cream card on light wood differs more in colour."""
+def _edge_map(ycc: np.ndarray) -> np.ndarray:
+    """Canny edges of luminance and chroma: a cream card on light wood differs more in colour."""
     edges = None
     for channel, low_floor in ((0, 20), (1, 8), (2, 8)):
-        img = lab[:, :, channel]
+        img = ycc[:, :, channel]
         gx = cv2.Sobel(img, cv2.CV_16S, 1, 0)
         gy = cv2.Sobel(img, cv2.CV_16S, 0, 1)
         # Thresholds follow the frame's own gradient statistics so dim and bright scenes work alike.
@@ -111,27 +113,46 @@ def _edge_map(lab: np.ndarray) -> np.ndarray:
     return edges
 
 
-def _foreground_mask(lab: np.ndarray) -> np.ndarray:
+def _region_contours(ycc: np.ndarray, min_area: float) -> list[np.ndarray]:
+    """Outlines of regions lighter or darker (in luminance or in colour) than their surroundings.
+
+    A mean-adaptive threshold per channel and polarity follows uneven light; one of the six
+    maps nearly always holds a card as its own region, on light and dark tables alike. Plus
+    regions far in colour from every background cluster learnt on the frame border."""
+    block = _odd(min(ycc.shape[:2]) // 4)
+    found = []
+    for channel, offset in ((0, 5.0), (1, 2.5), (2, 2.5)):
+        img = ycc[:, :, channel]
+        for mode, c in ((cv2.THRESH_BINARY, -offset), (cv2.THRESH_BINARY_INV, offset)):
+            binary = cv2.adaptiveThreshold(img, 255, cv2.ADAPTIVE_THRESH_MEAN_C, mode, block, c)
+            found += _contours(binary, cv2.RETR_LIST, min_area)
+    found += _contours(_foreground_mask(ycc), cv2.RETR_EXTERNAL, min_area)
+    return found
+
+
+def _odd(n: int) -> int:
+    return max(3, n | 1)
+
+
+def _foreground_mask(ycc: np.ndarray) -> np.ndarray:
     """Pixels far in colour from every background cluster learnt on the frame border."""
-    h, w = lab.shape[:2]
-    b = max(4, min(h, w) // 25)
-    border = np.concatenate([lab[:b].reshape(-1, 3), lab[-b:].reshape(-1, 3),
-                             lab[:, :b].reshape(-1, 3), lab[:, -b:].reshape(-1, 3)])[::7].astype(np.float32)
+    h, w = ycc.shape[:2]
+    b = max(3, min(h, w) // 25)
+    border = np.concatenate([ycc[:b].reshape(-1, 3), ycc[-b:].reshape(-1, 3),
+                             ycc[:, :b].reshape(-1, 3), ycc[:, -b:].reshape(-1, 3)])[::3].astype(np.float32)
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 10, 1.0)
-    k = 3 if len(border) >= 30 else 1
-    _, _, centres = cv2.kmeans(border, k, None, criteria, 1, cv2.KMEANS_PP_CENTERS)
-    small = cv2.resize(lab, (w // 2, h // 2), interpolation=cv2.INTER_AREA).astype(np.float32)
+    _, _, centres = cv2.kmeans(border, 3, None, criteria, 1, cv2.KMEANS_PP_CENTERS)
+    pixels = ycc.astype(np.float32)
     dist = None
     for centre in centres:
-        d = np.linalg.norm(small - centre, axis=2)
+        d = np.linalg.norm(pixels - centre, axis=2)
         dist = d if dist is None else np.minimum(dist, d)
     dist8 = np.clip(dist * 4, 0, 255).astype(np.uint8)
     thresh, mask = cv2.threshold(dist8, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     if thresh < 40:   # no clear foreground: Otsu would only split the noise
         return np.zeros((h, w), np.uint8)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
-    return cv2.resize(mask, (w, h), interpolation=cv2.INTER_NEAREST)
+    return cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
 
 
 def _contours(binary: np.ndarray, mode: int, min_area: float) -> list[np.ndarray]:
@@ -186,12 +207,12 @@ def _edge_support(support_map: np.ndarray, quad: np.ndarray) -> float:
     return float(hits.mean())
 
 
-def _border_contrast(lab: np.ndarray, quad: np.ndarray, step: float = 3.0) -> float:
+def _border_contrast(ycc: np.ndarray, quad: np.ndarray, step: float = 3.0) -> float:
     """Share of border points where the colour just inside differs from just outside.
 
     A true card border separates the card from the table all along; a quad snapped onto table
     texture (a checkerboard's lines) has the same colour on both sides at many points."""
-    h, w = lab.shape[:2]
+    h, w = ycc.shape[:2]
     q = order_corners(quad)
     centre = q.mean(axis=0)
     inside, outside = [], []
@@ -208,7 +229,7 @@ def _border_contrast(lab: np.ndarray, quad: np.ndarray, step: float = 3.0) -> fl
         p = np.concatenate(pts)
         xi = np.clip(p[:, 0].round().astype(np.int32), 0, w - 1)
         yi = np.clip(p[:, 1].round().astype(np.int32), 0, h - 1)
-        return lab[yi, xi].astype(np.float32)
+        return ycc[yi, xi].astype(np.float32)
 
     diff = np.linalg.norm(colours(inside) - colours(outside), axis=1)
     return float((diff > 12.0).mean())
@@ -251,10 +272,10 @@ def _suppress(cands: list[Candidate]) -> list[Candidate]:
 def _refine(edges: np.ndarray, quad: np.ndarray, outward: int = 5, inward: int = 5) -> np.ndarray:
     """Snap each side to the card's outermost edge nearby and intersect neighbouring sides.
 
-    Along each side, edges are probed along the normal; the outermost offset at which most
-    probes find an edge is the border (a card's printed frame runs just inside it, texture
-    beside it agrees at no single offset); a robust line through the edge points near that
-    offset is the side, and neighbouring sides meet at the corners."""
+    Along each side, edges are probed along the normal; the offset at which most probes find an
+    edge is the border (texture beside a card agrees at no single offset; a drop shadow's soft
+    edge is weaker); a robust line through the edge points near that offset is the side, and
+    neighbouring sides meet at the corners."""
     q = order_corners(quad)
     h, w = edges.shape
     centre = q.mean(axis=0)
@@ -270,8 +291,8 @@ def _refine(edges: np.ndarray, quad: np.ndarray, outward: int = 5, inward: int =
         xi = np.clip(probe[..., 0].round().astype(np.int32), 0, w - 1)
         yi = np.clip(probe[..., 1].round().astype(np.int32), 0, h - 1)
         hit = edges[yi, xi] > 0
-        # The border is the outermost offset that most samples agree on; texture next to the card
-        # only hits a few samples at any one offset.
+        # The border is the offset most samples agree on (the outermost of near-equals: a card's
+        # frame runs just inside it); texture beside the card hits few samples at any one offset.
         near = hit.copy()
         near[:, 1:] |= hit[:, :-1]
         near[:, :-1] |= hit[:, 1:]
@@ -279,7 +300,7 @@ def _refine(edges: np.ndarray, quad: np.ndarray, outward: int = 5, inward: int =
         if profile.max() < 0.3:
             lines.append((a, u))                    # too little evidence: keep the side as it is
             continue
-        k = int(np.argmax(profile >= 0.6 * profile.max()))
+        k = int(np.argmax(profile >= 0.9 * profile.max()))
         window = np.zeros(len(offsets), bool)
         window[max(0, k - 2):k + 3] = True
         hit &= window[None, :]
