@@ -1,0 +1,182 @@
+"""`make demo`: a complete bundled Flip 7 game played through the real pipeline, with no hardware.
+
+The game is the table script examples/demo-flip7.txt. Its cards become a synthetic deal video
+(vision.synth, fixed seed, cached under out/demo/); its stops and choices become a button script
+whose presses fall in pauses after the card they follow, the way a table waits for a player to
+decide. Then `tablemate run` plays the video with those buttons, draws the OLED into
+out/demo/oled.gif, and the final scores are checked against `tablemate replay` of the script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger("device.demo")
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_SCRIPT = REPO / "examples" / "demo-flip7.txt"
+SETTLE_FRAMES = 8        # still frames after a card before its buttons (the detector confirms it)
+PRESS_GAP = 3            # frames between two presses
+FPS = 15
+
+
+@dataclass
+class GameVideo:
+    frames_dir: Path
+    buttons_path: Path
+    frames: int
+    cards: int
+    presses: int
+
+
+def presses_for_script(text: str) -> list[tuple[int, list[str]]]:
+    """For each card of the script (in order), the button presses that follow it before the next
+    card: `ok` for a stop; `next`... `ok` for a choice (as many `next` as the chosen option is
+    away from the first one offered). Undo lines are not supported here."""
+    from rules.events import Card, Stop, Target
+    from rules.match import Match
+    from rules.script import UNDO, parse_script
+
+    script = parse_script(text)
+    if script.config is None or script.errors:
+        raise ValueError(f"unusable demo script: {script.fatal or script.errors[0]}")
+    match = Match(script.config)
+    cards: list[tuple[str, list[str]]] = []
+    for lineno, line, event in script.events:
+        if event == UNDO:
+            raise ValueError(f"line {lineno}: the demo cannot film an undo")
+        if isinstance(event, Card):
+            if event.to is not None:
+                raise ValueError(f"line {lineno}: the demo deals cards the rules' way only")
+            cards.append((event.label, []))
+        elif isinstance(event, Stop) and event.player is None:
+            cards[-1][1].append("ok")
+        elif isinstance(event, Target):
+            options = match.state.pending_choice().options
+            cards[-1][1].extend(["next"] * options.index(event.player) + ["ok"])
+        else:
+            raise ValueError(f"line {lineno}: {line!r} has no button in the demo")
+        match.apply(event)
+    return cards
+
+
+def make_game_video(text: str, out: Path, seed: int = 7, split: str = "heldout") -> GameVideo:
+    """The deal video (a folder of JPEG frames) and the button script for table script `text`,
+    cached in `out` by a hash of everything that shapes them."""
+    import cv2
+    import numpy as np
+
+    from vision.synth import make_deal_video
+
+    cards = presses_for_script(text)
+    key = hashlib.sha256(json.dumps([text, seed, split, SETTLE_FRAMES, PRESS_GAP, FPS]).encode()).hexdigest()[:12]
+    frames_dir = out / f"video-{key}"
+    buttons_path = out / f"buttons-{key}.txt"
+    done = frames_dir / "done.json"
+    if done.exists() and buttons_path.exists():
+        info = json.loads(done.read_text())
+        log.info("using the cached deal video %s (%d frames)", frames_dir, info["frames"])
+        return GameVideo(frames_dir, buttons_path, info["frames"], len(cards), info["presses"])
+    video = make_deal_video(np.random.default_rng(seed), [label for label, _ in cards], fps=FPS,
+                            split=split, p_repeat=0.0)
+    if len(video.events) != len(cards):
+        raise RuntimeError("the deal video does not hold one placement per card")
+    # After each card with buttons, pause on the last still frame before the table moves again.
+    activity = sorted(note["start"] for note in video.notes)
+    pause_after: dict[int, list[str]] = {}
+    for event, (_, presses) in zip(video.events, cards):
+        if presses:
+            later = [s for s in activity if s > event.frame_index]
+            pause_after[(later[0] if later else len(video.frames)) - 1] = presses
+    frames_dir.mkdir(parents=True, exist_ok=True)
+    lines = []
+    written = 0
+    started = time.monotonic()
+
+    def write(image) -> None:
+        nonlocal written
+        cv2.imwrite(str(frames_dir / f"{written:06d}.jpg"), image, [cv2.IMWRITE_JPEG_QUALITY, 90])
+        written += 1
+        if written % 500 == 0:
+            log.info("deal video: %d frames written (%.0f s)", written, time.monotonic() - started)
+
+    for index, image in enumerate(video.frames):
+        write(image)
+        presses = pause_after.get(index)
+        if presses:
+            for k in range(SETTLE_FRAMES + PRESS_GAP * len(presses)):
+                if k >= SETTLE_FRAMES and (k - SETTLE_FRAMES) % PRESS_GAP == 0:
+                    lines.append(f"{written} {presses[(k - SETTLE_FRAMES) // PRESS_GAP]}")
+                write(image)
+    buttons_path.write_text("# frame button: presses for the demo game, made by device/demo.py\n"
+                            + "\n".join(lines) + "\n")
+    done.write_text(json.dumps({"frames": written, "presses": len(lines)}))
+    log.info("deal video: %d frames, %d cards, %d presses in %.0f s", written, len(cards), len(lines),
+             time.monotonic() - started)
+    return GameVideo(frames_dir, buttons_path, written, len(cards), len(lines))
+
+
+def run_game(text: str, video: GameVideo, out: Path, display: str, state: Path) -> dict:
+    """`tablemate run` on the video with the buttons; returns its --json summary."""
+    from rules.script import parse_script
+
+    config = parse_script(text).config
+    command = [sys.executable, "-m", "device.cli", "run", "--game", config.game, "--players", *config.players,
+               "--camera", f"replay:{video.frames_dir}", "--display", display,
+               "--buttons", f"script:{video.buttons_path}", "--state", str(state), "--json"]
+    log.info("running: %s", " ".join(command))
+    result = subprocess.run(command, stdout=subprocess.PIPE, text=True, cwd=REPO)
+    if result.returncode != 0:
+        raise RuntimeError(f"tablemate run failed with status {result.returncode}")
+    return json.loads(result.stdout)
+
+
+def expected_summary(text: str) -> dict:
+    from rules.script import parse_script, replay_script
+
+    return replay_script(parse_script(text)).match.summary()
+
+
+def main(argv: list[str] | None = None) -> int:
+    from device.logs import setup_logging
+
+    parser = argparse.ArgumentParser(prog="python -m device.demo", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--script", type=Path, default=DEFAULT_SCRIPT, help="the game (a table script)")
+    parser.add_argument("--out", type=Path, default=REPO / "out" / "demo", help="output folder")
+    parser.add_argument("--seed", type=int, default=7, help="deal video seed")
+    parser.add_argument("--split", default="heldout", choices=("train", "heldout"),
+                        help="card and table looks for the video (heldout: never seen in training)")
+    args = parser.parse_args(argv)
+    setup_logging()
+    started = time.monotonic()
+    text = args.script.read_text(encoding="utf-8")
+    video = make_game_video(text, args.out, args.seed, args.split)
+    state = args.out / "state"
+    if state.exists():
+        for path in sorted(state.rglob("*"), reverse=True):
+            path.unlink() if path.is_file() else path.rmdir()
+    gif = args.out / "oled.gif"
+    got = run_game(text, video, args.out, f"gif:{gif}", state)
+    want = expected_summary(text)
+    print(f"Final scores ({len(got['rounds'])} rounds, winner {got['winner']}):")
+    for name in got["players"]:
+        print(f"  {name:8} {got['totals'][name]:4}   (script: {want['totals'][name]})")
+    print(f"OLED animation: {gif}   ({time.monotonic() - started:.0f} s)")
+    if (got["totals"], got["winner"], got["rounds"]) != (want["totals"], want["winner"], want["rounds"]):
+        print("MISMATCH: the device's game differs from the table script", file=sys.stderr)
+        return 1
+    print("The device's game matches tablemate replay of the script.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
