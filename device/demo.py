@@ -60,7 +60,7 @@ def presses_for_script(text: str) -> list[tuple[int, list[str]]]:
         elif isinstance(event, Stop) and event.player is None:
             cards[-1][1].append("ok")
         elif isinstance(event, Target):
-            options = match.state.pending_choice().options
+            options = match.state.pending.options
             cards[-1][1].extend(["next"] * options.index(event.player) + ["ok"])
         else:
             raise ValueError(f"line {lineno}: {line!r} has no button in the demo")

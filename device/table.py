@@ -21,7 +21,6 @@ from device.screens import (ChoiceScreen, FlashScreen, MenuScreen, MessageScreen
                             TurnScreen)
 from rules.core import GameConfig, Notice, Refused
 from rules.events import Card, Shuffle, Stop, Target
-from rules.flip7 import score_row
 from rules.match import Match
 from rules.script import format_event
 
@@ -124,7 +123,7 @@ class Table:
             else:
                 self.scores_since -= SCORES_PAGE_SECONDS    # next page
             return
-        pending = self.match.state.pending_choice()
+        pending = self.match.state.pending
         if pending is not None:
             if press.button == "next":
                 self.choice_index = (self.choice_index + 1) % len(pending.options)
@@ -276,7 +275,7 @@ class Table:
         if self.scores_since is not None:
             return self._scores(self.scores_title, t, "ok: play on")
         state = self.match.state
-        pending = state.pending_choice()
+        pending = state.pending
         if pending is not None:
             what = CARD_WORDS.get(pending.card, (pending.card or "").upper())
             verb = "to?" if pending.card == "second-chance" else "who?"
@@ -288,11 +287,9 @@ class Table:
         if turn is None:
             return MessageScreen("Waiting", ("deal a card",))
         row = tuple(summary["rows"][turn])
-        busted = summary["status"][turn] == "busted"
         odds = summary.get("flip_three_bust_odds", {}).get(turn, summary["bust_odds"].get(turn))
         note = "flip 3" if "flip_three_bust_odds" in summary else ""
-        return TurnScreen(turn, summary["round"], row, 0 if busted else score_row(row),
-                          self.match.totals[turn], odds, note)
+        return TurnScreen(turn, summary["round"], row, state.round_score(turn), self.match.totals[turn], odds, note)
 
     def _scores(self, title: str, t: float, footer: str) -> ScoresScreen:
         totals = self.match.totals

@@ -1,0 +1,177 @@
+"""Device parts without a game loop: config, button script, GPIO buttons (gpiozero MockFactory),
+screens rendered to images, the game log, the systemd unit."""
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from device.buttons import ButtonPress, ScriptButtons, parse_button_script
+from device.config import DeviceConfig, example_toml, load_config
+from device.screens import (ChoiceScreen, FlashScreen, MenuScreen, MessageScreen, ScoresScreen, Shown,
+                            TurnScreen, render)
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+# ---- config ---------------------------------------------------------------------------------------
+
+def test_config_defaults_and_override(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text(example_toml())
+    assert load_config(path) == (DeviceConfig(), [])
+    path.write_text('[display]\ndriver = "sh1106"\ni2c_address = 0x3D\n[camera]\nfps = 30\n')
+    config, problems = load_config(path)
+    assert (config.display.driver, config.display.i2c_address, config.camera.fps) == ("sh1106", 0x3D, 30.0)
+    assert config.buttons.ok_pin == 17 and problems == []
+
+
+def test_config_problems_are_reported_and_defaults_used(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text("[display\n")
+    config, problems = load_config(path)
+    assert config == DeviceConfig() and "unreadable" in problems[0]
+    path.write_text('[display]\ndriver = "st7735"\n')
+    config, problems = load_config(path)
+    assert config == DeviceConfig() and any("sh1106" in p for p in problems)
+    path.write_text('colour = 1\n[camera]\nwidth = "wide"\n')
+    config, problems = load_config(path)
+    assert config == DeviceConfig() and len(problems) == 2
+    assert load_config(tmp_path / "missing.toml")[1]  # named explicitly: reported
+
+
+# ---- buttons --------------------------------------------------------------------------------------
+
+def test_button_script(tmp_path):
+    path = tmp_path / "buttons.txt"
+    path.write_text("# comment\n3 ok\n3 next\n10 back hold\n")
+    buttons = ScriptButtons(path)
+    assert buttons.due(3) == [ButtonPress("ok"), ButtonPress("next")]
+    assert buttons.due(3) == [] and buttons.due(4) == []
+    assert buttons.due(10) == [ButtonPress("back", hold=True)]
+    with pytest.raises(ValueError, match="line 2"):
+        parse_button_script("1 ok\n2 press\n")
+
+
+def test_gpio_buttons_press_and_hold():
+    from gpiozero import Device
+    from gpiozero.pins.mock import MockFactory
+
+    from device.buttons_gpio import GpioButtons
+    from device.config import ButtonsConfig
+
+    Device.pin_factory = MockFactory()
+    try:
+        got = []
+        buttons = GpioButtons(ButtonsConfig(hold_seconds=0.2, bounce_seconds=0))
+        buttons.start(got.append)
+        ok, back = Device.pin_factory.pin(17), Device.pin_factory.pin(22)
+        ok.drive_low()
+        time.sleep(0.05)
+        ok.drive_high()
+        back.drive_low()
+        time.sleep(0.4)          # past hold_seconds
+        back.drive_high()
+        time.sleep(0.05)
+        buttons.close()
+        assert got == [ButtonPress("ok"), ButtonPress("back", hold=True)]
+    finally:
+        Device.pin_factory.close()
+        Device.pin_factory = None
+
+
+# ---- screens --------------------------------------------------------------------------------------
+
+def _lit(image, box=None) -> float:
+    region = (image.crop(box) if box else image).convert("L")
+    return region.histogram()[255] / (region.width * region.height)
+
+
+def test_screens_render_as_1bit_128x64(tmp_path):
+    screens = [
+        TurnScreen("ann", 2, ("3", "7", "11", "+4", "second-chance"), 25, 134, 0.12),
+        FlashScreen("BUST!", "cat", "a second 7"),
+        ChoiceScreen("ann: FREEZE who?", "ben", 1, 3),
+        MessageScreen("Card not sure", ("show it again",), inverted=True),
+        ScoresScreen("ROUND 3", (("ann", "+36", 120), ("ben", "bust", 80)), footer="ok: play on"),
+        MenuScreen("MENU", ("New game", "Players: 3", "Re-shuffle", "Brightness: 3", "Shut down"), 2),
+    ]
+    for screen in screens:
+        image = render(Shown(screen))
+        assert image.mode == "1" and image.size == (128, 64)
+        assert 0.03 < _lit(image) < 0.97, screen     # something legible, not blank
+    # inverted for warnings: flashes and "not sure" are mostly lit
+    assert _lit(render(Shown(screens[1]))) > 0.6 and _lit(render(Shown(screens[3]))) > 0.6
+
+
+def test_high_bust_odds_are_inverted():
+    low = render(Shown(TurnScreen("ann", 1, ("3", "9"), 12, 0, 0.05)))
+    high = render(Shown(TurnScreen("ann", 1, ("3", "9"), 12, 0, 0.45)))
+    odds_box = (90, 44, 128, 64)
+    assert _lit(low, odds_box) < 0.4 < _lit(high, odds_box)
+
+
+def test_banner_shows_problem():
+    plain = render(Shown(MessageScreen("Waiting")))
+    banner = render(Shown(MessageScreen("Waiting"), banner="no camera: retrying"))
+    assert _lit(banner, (0, 52, 128, 64)) > 0.5 > _lit(plain, (0, 52, 128, 64))
+
+
+# ---- game log -------------------------------------------------------------------------------------
+
+def _game_log(tmp_path, lines):
+    from device.gamelog import GameLog, load
+    from rules.core import GameConfig
+    from rules.script import parse_event
+
+    config = GameConfig("flip7", ("ann", "ben", "cat"))
+    path = tmp_path / "game.txt"
+    log = GameLog.start(path, config)
+    for line in lines:
+        log.append_undo() if line == "undo" else log.append_event(parse_event(line))
+    log.close()
+    return path, load
+
+
+def test_log_resumes_exactly(tmp_path):
+    path, load = _game_log(tmp_path, ["card 3", "card 5", "card 7", "stop", "undo", "card 9"])
+    loaded = load(path)
+    assert loaded.problems == []
+    assert loaded.match.state.rows == {"ann": ["7"], "ben": ["3", "9"], "cat": ["5"]}
+
+
+def test_torn_last_line_is_cut(tmp_path):
+    path, load = _game_log(tmp_path, ["card 3", "card 5"])
+    with open(path, "a") as f:
+        f.write("card 1")                       # power lost mid-line
+    loaded = load(path)
+    assert "torn" in loaded.problems[0] and len(loaded.match.events) == 2
+    assert path.read_text().endswith("card 5\n")
+
+
+def test_corrupt_log_is_moved_aside_and_valid_part_kept(tmp_path):
+    path, load = _game_log(tmp_path, ["card 3", "card 5"])
+    with open(path, "a") as f:
+        f.write("card 99\nc\x00rd 2\ncard 7\n")
+    loaded = load(path)
+    assert len(loaded.match.events) == 3 and "bad line" in loaded.problems[0]
+    aside = list(tmp_path.glob("game.txt.corrupt-*"))
+    assert len(aside) == 1 and "card 99" in aside[0].read_text()
+    assert load(path).problems == []            # the kept log is clean now
+    path.write_text("garbage\n")
+    assert load(path).match is None and len(list(tmp_path.glob("game.txt.corrupt-*"))) == 2
+
+
+# ---- systemd ---------------------------------------------------------------------------------------
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
+def test_service_unit_verifies(tmp_path):
+    unit = (REPO / "systemd" / "tablemate.service").read_text()
+    # verify checks that ExecStart exists: point it at this checkout's interpreter
+    unit = unit.replace("/opt/tablemate/venv/bin/tablemate", shutil.which("python3") or "/usr/bin/python3")
+    path = tmp_path / "tablemate.service"
+    path.write_text(unit)
+    result = subprocess.run(["systemd-analyze", "verify", str(path)], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stderr.strip() == "", result.stderr
