@@ -69,9 +69,15 @@ def _parse_options(options: dict[str, str], n_players: int) -> tuple[str, int]:
 
 class Flip7State:
     game = "flip7"
+    __slots__ = ("players", "seat", "set_aside_after_bust", "decks", "deck", "deck_left", "discard",
+                 "discard_left", "totals", "results", "round", "dealer_index", "over", "winner", "cards",
+                 "numbers", "distinct", "number_sum", "plus", "doubled", "has_second_chance", "standing",
+                 "dealing", "deal_pos", "turn_owner", "advance", "stack", "choice", "flip7",
+                 "round_ended", "turn_index")
 
     def __init__(self, config: GameConfig):
         self.players = tuple(config.players)
+        self.seat = _seats(self.players)
         n = len(self.players)
         self.set_aside_after_bust, self.decks = _parse_options(config.options, n)
         self.deck = [DECK.copies[label] * self.decks for label in LABELS]
@@ -185,6 +191,10 @@ class Flip7State:
         """`name`'s score for this round so far (0 once busted)."""
         return self._score(self._player(name))
 
+    def turn_score(self) -> int:
+        """The score so far this round of the player on turn (0 when nobody is)."""
+        return self._score(self.turn_index) if self.turn_index >= 0 else 0
+
     def _score(self, player: int) -> int:
         if self.standing[player] == BUSTED:
             return 0
@@ -192,6 +202,8 @@ class Flip7State:
         return total + (FLIP7_BONUS if self.flip7 == player else 0)
 
     def stop_allowed(self) -> bool:
+        if self.choice is None and not (self.over or self.stack or self.dealing):
+            return True                          # the common case, on a normal turn
         return self._stop_refusal(None) is None
 
     def card_counts(self) -> dict[str, int]:
@@ -217,10 +229,12 @@ class Flip7State:
         raise Refused(f"{_event_word(event)} is not an event of Flip 7")
 
     def _player(self, name: str) -> int:
-        for i, p in enumerate(self.players):
-            if p == name or p.lower() == name.lower():
-                return i
-        raise Refused(f"there is no player called {name}")
+        i = self.seat.get(name)
+        if i is None:
+            i = self.seat.get(name.lower())
+            if i is None:
+                raise Refused(f"there is no player called {name}")
+        return i
 
     def _refuse_if_waiting(self, what: str) -> None:
         if self.over:
@@ -355,29 +369,29 @@ class Flip7State:
         return [i for i, s in enumerate(self.standing) if s == ACTIVE and i != exclude]
 
     def _receive(self, p: int, cid: int, in_flip: bool, notices: list[Notice]) -> None:
-        name = self.players[p]
         if cid <= HIGHEST_NUMBER:
             bit = 1 << cid
-            if self.numbers[p] & bit:
+            numbers = self.numbers
+            if numbers[p] & bit:
                 if self.has_second_chance[p]:
                     self.has_second_chance[p] = False
                     self.cards[p].remove(SECOND_CHANCE)
                     self._to_discard(SECOND_CHANCE)
                     self._to_discard(cid)
-                    notices.append(Notice("second_chance_used", name, LABELS[cid]))
+                    notices.append(Notice("second_chance_used", self.players[p], LABELS[cid]))
                 else:
                     self.cards[p].append(cid)
                     self.standing[p] = BUSTED
-                    notices.append(Notice("bust", name, LABELS[cid]))
+                    notices.append(Notice("bust", self.players[p], LABELS[cid]))
                 return
-            self.numbers[p] |= bit
-            self.distinct[p] += 1
+            numbers[p] |= bit
             self.number_sum[p] += cid
             self.cards[p].append(cid)
+            self.distinct[p] += 1
             if self.distinct[p] == FLIP7_COUNT:
                 self.flip7 = p
                 self.round_ended = True
-                notices.append(Notice("flip7", name))
+                notices.append(Notice("flip7", self.players[p]))
         elif cid == SECOND_CHANCE:
             if not self.has_second_chance[p]:
                 self.has_second_chance[p] = True
@@ -578,6 +592,7 @@ class Flip7State:
             raise ValueError(f"not a version-{STATE_VERSION} {cls.game} state")
         state = cls.__new__(cls)
         state.players = tuple(data["players"])
+        state.seat = _seats(state.players)
         d = data["state"]
         missing = [name for name in cls._FIELDS if name not in d]
         if missing:
@@ -639,6 +654,13 @@ class Flip7State:
 
     def full_deck(self) -> list[int]:
         return [DECK.copies[label] * self.decks for label in LABELS]
+
+
+def _seats(players: tuple[str, ...]) -> dict[str, int]:
+    """Name -> seat index, under the name as written and in lower case (names are case-insensitive)."""
+    seats = {name.lower(): i for i, name in enumerate(players)}
+    seats.update({name: i for i, name in enumerate(players)})
+    return seats
 
 
 def _restore_frame(frame: list) -> list:

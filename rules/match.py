@@ -28,6 +28,8 @@ def new_state(config: GameConfig):
 
 
 class Match:
+    __slots__ = ("config", "state", "events", "_checkpoints")
+
     def __init__(self, config: GameConfig):
         self.config = config
         self.state = new_state(config)
@@ -45,9 +47,10 @@ class Match:
     def apply(self, event) -> list[Notice]:
         """Apply one event; on Refused the match is exactly as it was."""
         notices = self.state.apply(event)
-        self.events.append(event)
-        if len(self.events) % CHECKPOINT_EVERY == 0:
-            self._checkpoints[len(self.events)] = self.state.clone()
+        events = self.events
+        events.append(event)
+        if not len(events) % CHECKPOINT_EVERY:
+            self._checkpoints[len(events)] = self.state.clone()
         return notices
 
     def undo(self):
