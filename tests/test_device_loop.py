@@ -1,0 +1,166 @@
+"""The frame loop with stand-in hardware: buttons drive the game (stop, choose, undo, menu), and a
+camera that fails or freezes and a display that raises OSError do not stop it; it recovers."""
+
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import device.camera
+import device.display
+from device import run
+from device.buttons import ButtonPress
+from device.camera import Camera, CameraError
+from device.config import CameraConfig, DeviceConfig
+from device.display import Display
+
+
+class ScriptedDetector:
+    """Stands in for vision: a card label at given feed calls."""
+
+    def __init__(self, cards: dict[int, str]):
+        self.cards = cards
+        self.calls = 0
+
+    def feed(self, image, index):
+        self.calls += 1
+        label = self.cards.get(self.calls - 1)
+        return [SimpleNamespace(label=label, confidence=0.99)] if label else []
+
+
+def _replay_args(tmp_path: Path, frames: int, buttons: str, players=("ann", "ben", "cat")):
+    import cv2
+
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for i in range(frames):
+        cv2.imwrite(str(folder / f"{i:05d}.png"), np.zeros((8, 8, 3), np.uint8))
+    (tmp_path / "buttons.txt").write_text(buttons)
+    return SimpleNamespace(camera=f"replay:{folder}", display=f"png:{tmp_path / 'png'}",
+                           buttons=f"script:{tmp_path / 'buttons.txt'}", state=str(tmp_path / "state"),
+                           game="flip7", players=list(players), json=False, config=None)
+
+
+def test_buttons_play_the_game(tmp_path):
+    # deal 3 5 7 (ann ben cat ... ann is dealer so ben, cat, ann), then a freeze for ben
+    cards = {2: "3", 4: "5", 6: "7", 8: "freeze", 20: "9", 30: "2"}
+    buttons = "\n".join([
+        "10 next", "11 ok",        # ben's freeze: the second option offered (himself)
+        "12 ok",                   # cat stops
+        "22 back", "23 back",      # undo asked, then kept
+        "24 back", "25 ok",        # undo the 9
+        "32 back hold", "33 next", "34 next", "35 next", "36 ok",  # menu > brightness
+        "37 next", "38 ok",        # brightness 3 -> 4, saved
+    ]) + "\n"
+    args = _replay_args(tmp_path, 45, buttons)
+    appliance = run.build(args, DeviceConfig(), detector=ScriptedDetector(cards))
+    appliance.run()
+    log = (tmp_path / "state" / "game.txt").read_text().split("\n")
+    assert log[2:] == ["card 3", "card 5", "card 7", "card freeze", "target ben", "stop", "card 9", "undo",
+                       "card 2", ""]
+    state = appliance.table.match.state
+    assert state.status == {"ann": "active", "ben": "frozen", "cat": "stopped"}
+    assert state.rows["ann"] == ["7", "2"]
+    assert appliance.table.settings.brightness == 4
+    assert (tmp_path / "state" / "settings.json").exists()
+    assert len(list((tmp_path / "png").glob("*.png"))) > 10
+
+
+def test_menu_players_starts_a_new_game_and_restart_resumes(tmp_path):
+    buttons = "5 back hold\n6 next\n7 ok\n8 next\n9 next\n10 ok\n"   # players: 3 -> 4 -> 5
+    args = _replay_args(tmp_path, 20, buttons)
+    appliance = run.build(args, DeviceConfig(), detector=ScriptedDetector({2: "3", 15: "8"}))
+    appliance.run()
+    assert appliance.table.match.config.players == ("ann", "ben", "cat", "dan", "eve")
+    assert list((tmp_path / "state" / "games").glob("*.txt"))      # the old game is archived
+    # started again without --players: the kept 5-player game resumes with its card
+    args.players, args.buttons = None, "none"
+    again = run.build(args, DeviceConfig(), detector=ScriptedDetector({}))
+    assert again.table.match.config.players == ("ann", "ben", "cat", "dan", "eve")
+    assert again.table.match.state.rows["ben"] == ["8"]
+
+
+class FlakyCamera(Camera):
+    """Missing at first, then delivers, freezes for a while, is lost, and comes back."""
+    live = True
+
+    def __init__(self):
+        self.opens = 0
+        self.reads = 0
+        self.frozen = threading.Event()
+
+    def open(self):
+        self.opens += 1
+        if self.opens <= 2:
+            raise CameraError("unplugged")
+
+    def read(self):
+        self.reads += 1
+        if self.reads == 30:
+            self.frozen.set()
+            time.sleep(1.0)             # the camera hangs inside a read
+            self.frozen.clear()
+        if self.reads == 60:
+            raise CameraError("cable pulled")
+        time.sleep(0.01)
+        return np.zeros((8, 8, 3), np.uint8)
+
+
+class FailingDisplay(Display):
+    def __init__(self, failures: list[int]):
+        self.failures = failures        # shared: how many shows are still to fail
+        self.shown = []
+
+    def show(self, image, t):
+        if self.failures[0] > 0:
+            self.failures[0] -= 1
+            raise OSError(121, "Remote I/O error")
+        self.shown.append(image)
+
+
+def test_faults_do_not_stop_the_loop(tmp_path, monkeypatch):
+    camera = FlakyCamera()
+    failures = [4]
+    displays = []
+
+    def open_display():
+        displays.append(FailingDisplay(failures))
+        return displays[-1]
+
+    monkeypatch.setattr(device.camera, "parse_camera", lambda spec, config: camera)
+    monkeypatch.setattr(device.display, "parse_display", lambda spec, config: open_display)
+    config = DeviceConfig(camera=CameraConfig(retry_seconds=0.05, stall_seconds=0.3))
+    args = SimpleNamespace(camera="fake", display="fake", buttons="none", state=str(tmp_path / "state"),
+                           game="flip7", players=["ann", "ben"], json=False, config=None)
+    detector = ScriptedDetector({5: "3", 40: "5", 80: "7"})
+    appliance = run.build(args, config, detector=detector)
+    appliance.display._retry_delay = 0.05
+    worker = threading.Thread(target=appliance.run)
+    worker.start()
+    try:
+        assert camera.frozen.wait(10)
+        time.sleep(0.5)
+        assert appliance.source.status() == "camera not responding"
+        appliance.presses.put(ButtonPress("back"))          # handled while the camera hangs
+        deadline = time.monotonic() + 0.5
+        while appliance.table.mode != "undo" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert appliance.table.mode == "undo"
+        appliance.presses.put(ButtonPress("back"))
+        deadline = time.monotonic() + 15
+        while detector.calls < 100 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        appliance.stopping = True
+        worker.join(10)
+    assert not worker.is_alive()
+    assert camera.opens >= 4                                 # two misses, first open, reopen after loss
+    assert appliance.source.status() is None
+    assert [str(e) for e in appliance.table.match.events] == ["Card(label='3', to=None)",
+                                                              "Card(label='5', to=None)",
+                                                              "Card(label='7', to=None)"]
+    assert len(displays) >= 2 and displays[-1].shown          # reopened and drawing again
+    assert appliance.display.problem is None
