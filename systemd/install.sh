@@ -12,7 +12,8 @@ PREFIX=/opt/tablemate
 [ "$(id -u)" -eq 0 ] || { echo "run as root: sudo $0" >&2; exit 1; }
 
 echo "== packages from apt (camera stack, I2C tools, polkit)"
-apt-get install -y --no-install-recommends python3-venv python3-picamera2 python3-lgpio i2c-tools polkitd
+apt-get install -y --no-install-recommends python3-venv python3-numpy python3-picamera2 python3-lgpio \
+    i2c-tools fonts-dejavu-core polkitd
 
 echo "== user tablemate in groups video, i2c, gpio"
 for group in video i2c gpio; do getent group "$group" >/dev/null || groupadd --system "$group"; done
@@ -23,8 +24,14 @@ usermod -a -G video,i2c,gpio tablemate
 echo "== venv in $PREFIX/venv (with system site packages, for picamera2)"
 mkdir -p "$PREFIX"
 [ -x "$PREFIX/venv/bin/python" ] || python3 -m venv --system-site-packages "$PREFIX/venv"
-# apt's numpy is the one picamera2 is built against: pip keeps it when it satisfies our bounds.
-"$PREFIX/venv/bin/pip" install --quiet --disable-pip-version-check "$SRC"
+# picamera2 and simplejpeg from apt are built against apt's numpy: a newer numpy from pip breaks
+# `import picamera2` ("numpy.dtype size changed"). Keep apt's numpy; with numpy 1.x (Bookworm) that
+# also means an OpenCV wheel from before 4.12, which is the first to require numpy 2.
+CONSTRAINTS="$PREFIX/constraints.txt"
+NUMPY=$(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)')
+echo "numpy==$NUMPY" > "$CONSTRAINTS"
+case "$NUMPY" in 1.*) echo "opencv-python-headless<4.12" >> "$CONSTRAINTS" ;; esac
+"$PREFIX/venv/bin/pip" install --quiet --disable-pip-version-check --constraint "$CONSTRAINTS" "$SRC"
 
 echo "== config /etc/tablemate/config.toml"
 mkdir -p /etc/tablemate
