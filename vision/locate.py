@@ -34,24 +34,26 @@ MAX_PROPOSALS = 24
 @dataclass
 class Candidate:
     quad: np.ndarray       # float32 (4, 2), ordered, in input-image pixels
-    score: float           # edge support 0..1 (share of the outline lying on edges)
+    score: float           # 0..1: share of the outline on edges x share with colour contrast across
 
 
 def find_cards(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01, max_area_frac: float = 0.6,
-               min_support: float = 0.5, extra_mask: np.ndarray | None = None) -> list[np.ndarray]:
+               min_support: float = 0.5, min_score: float = 0.6,
+               extra_mask: np.ndarray | None = None) -> list[np.ndarray]:
     """Quads (float32 (4, 2), TL TR BR BL, long side vertical) of the cards seen in the frame.
 
     min_area_frac / max_area_frac bound a card's area as a share of the frame; min_support is
-    the share of a card's outline that must lie on image edges (fingers over a card lower it).
+    the share of a card's outline that must lie on image edges (fingers over a card lower it);
+    min_score also asks the colour to differ across the outline (support x contrast share).
     extra_mask (uint8, frame size, optional) adds regions known to hold something new, e.g. the
     change against an empty table, as another source of outlines."""
     return [c.quad for c in locate_candidates(frame_bgr, min_area_frac=min_area_frac,
                                               max_area_frac=max_area_frac, min_support=min_support,
-                                              extra_mask=extra_mask)]
+                                              min_score=min_score, extra_mask=extra_mask)]
 
 
 def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
-                      max_area_frac: float = 0.6, min_support: float = 0.5,
+                      max_area_frac: float = 0.6, min_support: float = 0.5, min_score: float = 0.6,
                       extra_mask: np.ndarray | None = None) -> list[Candidate]:
     if frame_bgr is None or frame_bgr.ndim != 3 or frame_bgr.shape[2] != 3:
         raise ValueError("find_cards needs a BGR colour image")
@@ -89,8 +91,9 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
         quad = _refine(edges, c.quad, outward=max(5, round(0.08 * short)))
         if _card_shaped(quad):
             support = _edge_support(support_map, quad)
-            if support >= min_support:
-                found.append(Candidate(quad, support * _border_contrast(ycc, quad)))
+            score = support * _border_contrast(ycc, quad)
+            if support >= min_support and score >= min_score:
+                found.append(Candidate(quad, score))
     result = []
     for c in _suppress(found):
         quad = c.quad / scale if scale != 1.0 else c.quad
@@ -251,19 +254,10 @@ def _inside(inner: Candidate, outer: Candidate) -> bool:
 
 
 def _suppress(cands: list[Candidate]) -> list[Candidate]:
-    """One quad per card.
-
-    A quad holding two or more separate card-sized quads is two cards side by side (their
-    union is card-shaped too) and goes; a quad inside a bigger card is that card's printed frame
-    and goes; of quads overlapping otherwise, the better supported stays."""
+    """One quad per card: a quad inside a bigger, about as well supported one is that card's
+    printed frame or a part of its picture (half a card is card-shaped too) and goes; of quads
+    overlapping otherwise, the better supported stays."""
     cands = _dedupe(cands, 0.9, 0.0)
-    unions = set()
-    for i, outer in enumerate(cands):
-        parts = [c for c in cands if c is not outer and quad_area(c.quad) >= 0.25 * quad_area(outer.quad)
-                 and _inside(c, outer)]
-        if any(quad_iou(a.quad, b.quad) < 0.2 for a in parts for b in parts if a is not b):
-            unions.add(i)
-    cands = [c for i, c in enumerate(cands) if i not in unions]
     cands = [c for c in cands if not any(o is not c and quad_area(o.quad) > quad_area(c.quad)
                                          and o.score >= c.score - 0.1 and _inside(c, o) for o in cands)]
     return _dedupe(cands, 0.5, 0.0)

@@ -1,0 +1,172 @@
+"""The card classifier: an ONNX model plus its sidecar JSON, with a reject option.
+
+The sidecar (models/<deck>.json) says how to feed the model (input size, channel order,
+normalisation), which output class means "no card", and the reject thresholds tuned on held-out
+data. A prediction is accepted only when a card class wins with enough probability and a
+clear lead over the runner-up; otherwise it carries a reason, "no card" or "not sure", and no
+label: the table is asked to show the card again rather than being given a guess.
+
+onnxruntime runs with one intra-op thread, sequential execution and no spinning: the Pi's other
+cores belong to the camera and the frame loop, and a spinning worker would burn a core while idle.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+NO_CARD = "no card"
+NOT_SURE = "not sure"
+
+
+class ModelError(RuntimeError):
+    """The model or its sidecar is missing or unusable; the message says which file and why."""
+
+
+@dataclass(frozen=True)
+class Prediction:
+    label: str | None          # None when rejected
+    confidence: float          # probability of the winning class (a card class or "none")
+    reason: str | None = None  # None when accepted, else NO_CARD or NOT_SURE
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    classes: tuple[str, ...]
+    none_index: int
+    width: int
+    height: int
+    rgb: bool
+    mean: np.ndarray       # (3,) in model channel order, for pixels scaled to 0..1
+    std: np.ndarray
+    min_confidence: float
+    min_margin: float
+
+    @classmethod
+    def from_sidecar(cls, data: dict, path: Path) -> "ModelSpec":
+        try:
+            classes = tuple(str(c) for c in data["classes"])
+            none_index = classes.index(data["none_class"])
+            inp = data["input"]
+            order = inp.get("channel_order", "rgb").lower()
+            if order not in ("rgb", "bgr"):
+                raise ValueError(f"channel_order {order!r} is neither rgb nor bgr")
+            norm = data["normalize"]
+            mean = np.asarray(norm["mean"], np.float32).reshape(3)
+            std = np.asarray(norm["std"], np.float32).reshape(3)
+            if np.any(std <= 0):
+                raise ValueError("normalize.std must be positive")
+            reject = data["reject"]
+            return cls(classes, none_index, int(inp["width"]), int(inp["height"]), order == "rgb",
+                       mean, std, float(reject["min_confidence"]), float(reject["min_margin"]))
+        except (KeyError, TypeError, ValueError) as error:
+            raise ModelError(f"{path}: sidecar is incomplete or malformed ({type(error).__name__}: {error})") from None
+
+
+class CardClassifier:
+    def __init__(self, session, spec: ModelSpec, name: str = "model"):
+        self._session = session
+        self.spec = spec
+        self.name = name
+        self._input = session.get_inputs()[0].name
+        outputs = [o.name for o in session.get_outputs()]
+        self._output = "logits" if "logits" in outputs else outputs[0]
+        n_out = session.get_outputs()[outputs.index(self._output)].shape[-1]
+        if isinstance(n_out, int) and n_out != len(spec.classes):
+            raise ModelError(f"{name}: the model has {n_out} outputs but its sidecar lists "
+                             f"{len(spec.classes)} classes")
+        self._scale = (1.0 / (255.0 * spec.std)).astype(np.float32)
+        self._shift = (-spec.mean / spec.std).astype(np.float32)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The card labels (every class but "none"), in model order."""
+        return tuple(c for i, c in enumerate(self.spec.classes) if i != self.spec.none_index)
+
+    @classmethod
+    def load(cls, deck: str, models_dir: str | Path | None = None) -> "CardClassifier":
+        """Load models/<deck>.onnx and models/<deck>.json (or from models_dir)."""
+        folder = Path(models_dir) if models_dir is not None else MODELS_DIR
+        return cls.from_files(folder / f"{deck}.onnx", folder / f"{deck}.json")
+
+    @classmethod
+    def from_files(cls, model_path: str | Path, sidecar_path: str | Path) -> "CardClassifier":
+        model_path, sidecar_path = Path(model_path), Path(sidecar_path)
+        for path, what in ((model_path, "model"), (sidecar_path, "model sidecar")):
+            if not path.is_file():
+                raise ModelError(f"{what} {path} not found (train one with `make model`)")
+        try:
+            data = json.loads(sidecar_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ModelError(f"{sidecar_path}: cannot read the sidecar JSON ({error})") from None
+        if not isinstance(data, dict):
+            raise ModelError(f"{sidecar_path}: the sidecar must be a JSON object")
+        spec = ModelSpec.from_sidecar(data, sidecar_path)
+        return cls(_session(model_path), spec, name=str(model_path))
+
+    def preprocess(self, crops_bgr) -> np.ndarray:
+        """BGR uint8 crops (any size) -> float32 NCHW as the sidecar prescribes."""
+        import cv2
+
+        spec = self.spec
+        batch = np.empty((len(crops_bgr), 3, spec.height, spec.width), np.float32)
+        for i, crop in enumerate(crops_bgr):
+            if crop is None or crop.ndim != 3 or crop.shape[2] != 3:
+                raise ValueError("a crop must be a BGR colour image (H, W, 3)")
+            if crop.shape[:2] != (spec.height, spec.width):
+                crop = cv2.resize(crop, (spec.width, spec.height), interpolation=cv2.INTER_AREA)
+            img = crop[:, :, ::-1] if spec.rgb else crop
+            batch[i] = (img.astype(np.float32) * self._scale + self._shift).transpose(2, 0, 1)
+        return batch
+
+    def probabilities(self, crops_bgr) -> np.ndarray:
+        """Softmax over the classes, (N, C), for BGR crops."""
+        if len(crops_bgr) == 0:
+            return np.zeros((0, len(self.spec.classes)), np.float32)
+        logits = self._session.run([self._output], {self._input: self.preprocess(crops_bgr)})[0]
+        logits = logits.astype(np.float64)
+        logits -= logits.max(axis=1, keepdims=True)
+        e = np.exp(logits)
+        return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+
+    def decide(self, probs: np.ndarray) -> Prediction:
+        """The reject rule applied to one probability vector (possibly averaged over frames)."""
+        order = np.argsort(probs)[::-1]
+        best, second = int(order[0]), int(order[1])
+        confidence = float(probs[best])
+        if not math.isfinite(confidence):
+            return Prediction(None, 0.0, NOT_SURE)
+        if best == self.spec.none_index:
+            return Prediction(None, confidence, NO_CARD)
+        if confidence < self.spec.min_confidence or confidence - float(probs[second]) < self.spec.min_margin:
+            return Prediction(None, confidence, NOT_SURE)
+        return Prediction(self.spec.classes[best], confidence, None)
+
+    def classify(self, crop_bgr: np.ndarray) -> Prediction:
+        return self.classify_batch([crop_bgr])[0]
+
+    def classify_batch(self, crops_bgr) -> list[Prediction]:
+        return [self.decide(p) for p in self.probabilities(crops_bgr)]
+
+
+def _session(model_path: Path):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(str(model_path), sess_options=options,
+                                    providers=["CPUExecutionProvider"])
+    except Exception as error:  # onnxruntime raises its own exception types for a bad file
+        raise ModelError(f"{model_path}: not a usable ONNX model ({str(error).splitlines()[0][:200]})") from None

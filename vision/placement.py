@@ -1,0 +1,339 @@
+"""Placement events from a stream of camera frames: one event per card laid in the deal zone.
+
+A state machine, per frame:
+- idle: the frame, shrunk to about 80x60 grey, is compared with the last stable frame; if
+  (almost) nothing changed, nothing else is done (a fraction of a millisecond);
+- disturbed: something changed; wait until consecutive frames stop changing (the card lies
+  still and the hand has gone: a hand never holds perfectly still for long, and while the
+  change still touches the picture's border something is reaching in);
+- confirming: the settled frame is compared with the last stable one; where it changed, cards
+  are located (only there) and each changed card is classified on a few still frames, the
+  probabilities averaged;
+- then each changed card is judged against the cards known to lie on the table:
+  * it is a known card that moved (nudged) when the place that card held is now empty (or
+    still covered by it) nearby and the card looks the same (same label, or same picture):
+    no event;
+  * otherwise it is a new card: `Placement`, or `Unsure` when the classifier rejects it. A card
+    on top of the previous one leaves the old one visible beneath (not vacated), so it counts,
+    even when it shows the same label;
+  * a known card whose place is now empty and that was not found elsewhere was slid away:
+    no event.
+Nothing here knows any game: labels are opaque strings.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from vision.classifier import NO_CARD, NOT_SURE
+from vision.geometry import quad_area, quad_iou, warp_card
+from vision.locate import locate_candidates
+
+
+@dataclass(frozen=True)
+class Placement:
+    label: str
+    confidence: float
+    quad: np.ndarray
+    frame_index: int
+
+
+@dataclass(frozen=True)
+class Unsure:
+    frame_index: int
+    reason: str            # "not sure" or "no card": the device asks to show the card again
+    quad: np.ndarray
+
+
+VisionEvent = Placement | Unsure
+
+
+@dataclass
+class _Known:
+    quad: np.ndarray
+    label: str | None
+    look: np.ndarray       # small grey crop for "is it the same picture" checks
+
+
+@dataclass
+class _Pending:
+    quad: np.ndarray
+    score: float
+    changed: float
+    probs: np.ndarray
+    crops: list = field(default_factory=list)
+
+
+IDLE, DISTURBED, CONFIRMING = "idle", "disturbed", "confirming"
+log = logging.getLogger(__name__)
+
+
+class PlacementDetector:
+    """feed(frame_bgr, frame_index) -> list of Placement / Unsure events."""
+
+    def __init__(self, classifier, *, tiny_long_side: int = 80, mid_long_side: int = 160,
+                 pixel_threshold: int = 18, change_pixels: int = 4, settle_frames: int = 3,
+                 confirm_frames: int = 2, max_hand_wait: int = 30, new_fraction: float = 0.35,
+                 vacated_fraction: float = 0.5, min_card_frac: float = 0.01, max_card_frac: float = 0.5):
+        self.classifier = classifier
+        self.tiny_long_side = tiny_long_side
+        self.mid_long_side = mid_long_side
+        self.pixel_threshold = pixel_threshold      # grey levels: a tiny-image pixel that changed
+        self.change_pixels = change_pixels          # more changed tiny pixels than this = disturbed
+        self.settle_frames = settle_frames          # still frames before a change is judged
+        self.confirm_frames = confirm_frames        # still frames a new card is classified on
+        self.max_hand_wait = max_hand_wait          # frames to wait for a still thing at the border
+        self.new_fraction = new_fraction            # share of a card's area that changed = new/moved
+        self.vacated_fraction = vacated_fraction    # share of a card's old place changed = it left
+        self.min_card_frac = min_card_frac
+        self.max_card_frac = max_card_frac
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the table: the next frame becomes the reference and its cards are known."""
+        self.state = IDLE
+        self._ref_tiny = None
+        self._ref_mid = None
+        self._prev_tiny = None
+        self._still = 0
+        self._waited = 0
+        self._known: list[_Known] = []
+        self._pending: list[_Pending] = []
+        self._confirmed = 0
+        self._mask = None
+
+    # ------------------------------------------------------------------ per frame
+    def feed(self, frame_bgr: np.ndarray, frame_index: int) -> list[VisionEvent]:
+        tiny = self._tiny(frame_bgr)
+        if self._ref_tiny is None:
+            self._start(frame_bgr, tiny)
+            return []
+        if self.state == IDLE:
+            if self._changed(tiny, self._ref_tiny) <= self.change_pixels:
+                return []
+            self.state, self._still, self._waited = DISTURBED, 0, 0
+            self._prev_tiny = tiny
+            return []
+        moving = self._changed(tiny, self._prev_tiny) > self.change_pixels
+        self._prev_tiny = tiny
+        if moving:
+            self.state, self._still, self._pending = DISTURBED, 0, []
+            return []
+        if self.state == DISTURBED:
+            self._still += 1
+            if self._still < self.settle_frames:
+                return []
+            return self._settled(frame_bgr, tiny, frame_index)
+        return self._confirm(frame_bgr, tiny, frame_index)
+
+    # ------------------------------------------------------------------ stages
+    def _start(self, frame, tiny) -> None:
+        self._ref_tiny, self._ref_mid = tiny, self._mid(frame)
+        self._known = []
+        for c in locate_candidates(frame, min_area_frac=self.min_card_frac, max_area_frac=self.max_card_frac):
+            probs = self.classifier.probabilities([warp_card(frame, c.quad)])[0]
+            self._known.append(_Known(c.quad, self.classifier.decide(probs).label, _look(frame, c.quad)))
+
+    def _settled(self, frame, tiny, frame_index) -> list[VisionEvent]:
+        mid = self._mid(frame)
+        mask = self._change_mask(mid)
+        if cv2.countNonZero(mask) == 0:
+            self._accept(tiny, mid)          # a hand passed, or the light changed a little
+            return []
+        cands = self._locate_changed(frame, mask)
+        if self._waited < self.max_hand_wait and self._reaching_in(mask, [q for q, _ in cands], frame.shape):
+            self._waited += 1                # a hand (or arm) lies still at the border: wait
+            self._still = self.settle_frames - 1
+            return []
+        self._mask = mask
+        self._pending = []
+        for quad, score in cands:
+            changed = self._mask_share(mask, quad, frame.shape)
+            match = self._best_known(quad)
+            if changed < self.new_fraction:
+                if match is not None:
+                    match.quad = quad        # a known card, at most slightly moved
+                continue
+            crop = warp_card(frame, quad)
+            self._pending.append(_Pending(quad, score, changed, self.classifier.probabilities([crop])[0]))
+        self._confirmed = 1
+        self.state = CONFIRMING
+        if self.confirm_frames <= 1:
+            return self._judge(frame, tiny, mid, frame_index)
+        return []
+
+    def _confirm(self, frame, tiny, frame_index) -> list[VisionEvent]:
+        if self._pending:
+            crops = [warp_card(frame, p.quad) for p in self._pending]
+            for p, probs in zip(self._pending, self.classifier.probabilities(crops)):
+                p.probs = p.probs + probs
+        self._confirmed += 1
+        if self._confirmed < self.confirm_frames:
+            return []
+        return self._judge(frame, tiny, self._mid(frame), frame_index)
+
+    def _judge(self, frame, tiny, mid, frame_index) -> list[VisionEvent]:
+        mask = self._mask
+        events: list[VisionEvent] = []
+        new_quads = [p.quad for p in self._pending]
+        vacated = [self._vacated(k, mask, new_quads, frame.shape) for k in self._known]
+        used = set()
+        for p in self._pending:
+            prediction = self.classifier.decide(p.probs / self._confirmed)
+            look = _look(frame, p.quad)
+            moved = self._moved_from(p.quad, prediction.label, look, vacated, used)
+            log.debug("frame %d: changed card %s (changed %.2f, edge score %.2f): %s %.2f %s, moved from %s",
+                      frame_index, p.quad.mean(axis=0).round(), p.changed, p.score, prediction.label,
+                      prediction.confidence, prediction.reason or "", moved)
+            if moved is not None:
+                used.add(moved)
+                k = self._known[moved]
+                k.quad, k.look = p.quad, look
+                k.label = prediction.label or k.label
+                continue
+            if prediction.label is not None:
+                events.append(Placement(prediction.label, prediction.confidence, p.quad, frame_index))
+            elif prediction.reason == NOT_SURE or p.score >= 0.8:
+                events.append(Unsure(frame_index, prediction.reason or NOT_SURE, p.quad))
+            else:
+                continue                     # a change of card shape the model says is no card
+            self._known.append(_Known(p.quad, prediction.label, look))
+        # Known cards whose place is empty now and that did not move elsewhere were slid away.
+        log.debug("frame %d: known %s vacated %s", frame_index,
+                  [(k.label, k.quad.mean(axis=0).round().tolist()) for k in self._known], vacated)
+        self._known = [k for i, k in enumerate(self._known)
+                       if i >= len(vacated) or not vacated[i] or i in used]
+        self._accept(tiny, mid)
+        return events
+
+    # ------------------------------------------------------------------ helpers
+    def _accept(self, tiny, mid) -> None:
+        self._ref_tiny, self._ref_mid = tiny, mid
+        self.state, self._pending, self._mask = IDLE, [], None
+
+    def _tiny(self, frame) -> np.ndarray:
+        h, w = frame.shape[:2]
+        s = self.tiny_long_side / max(h, w)
+        small = cv2.resize(frame, (max(1, round(w * s)), max(1, round(h * s))), interpolation=cv2.INTER_AREA)
+        return cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+
+    def _mid(self, frame) -> np.ndarray:
+        h, w = frame.shape[:2]
+        s = self.mid_long_side / max(h, w)
+        return cv2.resize(frame, (max(1, round(w * s)), max(1, round(h * s))), interpolation=cv2.INTER_AREA)
+
+    def _changed(self, a, b) -> int:
+        return int(np.count_nonzero(cv2.absdiff(a, b) > self.pixel_threshold))
+
+    def _change_mask(self, mid) -> np.ndarray:
+        diff = cv2.absdiff(mid, self._ref_mid).max(axis=2)
+        mask = (diff > self.pixel_threshold + 7).astype(np.uint8) * 255
+        mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+        mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+        # A change smaller than a tenth of the smallest card is noise, a shadow, a crumb.
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(mask)
+        min_px = 0.1 * self.min_card_frac * mask.size
+        for i in range(1, n):
+            if stats[i, cv2.CC_STAT_AREA] < min_px:
+                mask[labels == i] = 0
+        return mask
+
+    @staticmethod
+    def _reaching_in(mask, quads, shape) -> bool:
+        """A change touching the picture's border that is not a card: an arm or a sleeve."""
+        h, w = shape[:2]
+        mh, mw = mask.shape
+        rest = mask.copy()
+        scale = np.array([mw / w, mh / h], np.float32)
+        for q in quads:
+            cv2.fillConvexPoly(rest, np.round(q * scale).astype(np.int32), 0, lineType=cv2.LINE_8)
+            # also the card's drop shadow and anti-aliased rim
+            cv2.polylines(rest, [np.round(q * scale).astype(np.int32)], True, 0, thickness=3)
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(rest)
+        min_px = 0.02 * mask.size * 0.01
+        for i in range(1, n):
+            x, y, cw, ch, area = stats[i]
+            if area >= max(min_px, 4) and (x == 0 or y == 0 or x + cw >= mw or y + ch >= mh):
+                return True
+        return False
+
+    def _locate_changed(self, frame, mask) -> list[tuple[np.ndarray, float]]:
+        """Cards located in the changed part of the frame only (plus a margin)."""
+        h, w = frame.shape[:2]
+        mh, mw = mask.shape
+        sx, sy = w / mw, h / mh
+        ys, xs = np.nonzero(mask)
+        margin = 0.1 * np.sqrt(self.max_card_frac * h * w)
+        x0 = int(max(0, xs.min() * sx - margin)); x1 = int(min(w, (xs.max() + 1) * sx + margin))
+        y0 = int(max(0, ys.min() * sy - margin)); y1 = int(min(h, (ys.max() + 1) * sy + margin))
+        roi = frame[y0:y1, x0:x1]
+        area = float(roi.shape[0] * roi.shape[1])
+        roi_mask = cv2.resize(mask, (w, h), interpolation=cv2.INTER_NEAREST)[y0:y1, x0:x1]
+        found = locate_candidates(roi, min_area_frac=min(0.9, self.min_card_frac * h * w / area),
+                                  max_area_frac=min(1.0, self.max_card_frac * h * w / area),
+                                  extra_mask=roi_mask)
+        offset = np.array([x0, y0], np.float32)
+        return [(c.quad + offset, c.score) for c in found]
+
+    @staticmethod
+    def _mask_share(mask, quad, shape, minus=()) -> float:
+        """Share of the quad's area (less the `minus` quads) where the mask is set, or -1 when
+        too little of it is left to tell."""
+        h, w = shape[:2]
+        mh, mw = mask.shape
+        scale = np.array([mw / w, mh / h], np.float32)
+        region = np.zeros_like(mask)
+        cv2.fillConvexPoly(region, np.round(quad * scale).astype(np.int32), 255)
+        full = cv2.countNonZero(region)
+        for q in minus:
+            cv2.fillConvexPoly(region, np.round(q * scale).astype(np.int32), 0)
+        left = cv2.countNonZero(region)
+        if full == 0 or left < 0.1 * full:
+            return -1.0
+        return cv2.countNonZero(cv2.bitwise_and(region, mask)) / left
+
+    def _vacated(self, known: _Known, mask, new_quads, shape) -> bool:
+        share = self._mask_share(mask, known.quad, shape, minus=new_quads)
+        return share >= self.vacated_fraction
+
+    def _best_known(self, quad) -> _Known | None:
+        best, best_iou = None, 0.5
+        for k in self._known:
+            iou = quad_iou(quad, k.quad)
+            if iou > best_iou:
+                best, best_iou = k, iou
+        return best
+
+    def _moved_from(self, quad, label, look, vacated, used) -> int | None:
+        """Index of the known card this one is, moved; None when it is a new card."""
+        size = np.sqrt(quad_area(quad))
+        centre = quad.mean(axis=0)
+        for i, k in enumerate(self._known):
+            if i in used or i >= len(vacated):
+                continue
+            near = np.linalg.norm(k.quad.mean(axis=0) - centre) <= 0.8 * size
+            covered = quad_iou(quad, k.quad) >= 0.8     # moved in place: its old place is hidden
+            if not near or not (vacated[i] or covered):
+                continue
+            if (label is not None and label == k.label) or _same_look(look, k.look):
+                return i
+        return None
+
+
+LOOK_SIZE = (24, 34)
+
+
+def _look(frame, quad) -> np.ndarray:
+    crop = warp_card(frame, quad, size=LOOK_SIZE)
+    grey = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    grey -= grey.mean()
+    return grey / (np.linalg.norm(grey) + 1e-6)
+
+
+def _same_look(a, b, threshold: float = 0.8) -> bool:
+    """Same picture, upright or turned half round (normalised correlation)."""
+    return max(float((a * b).sum()), float((a * b[::-1, ::-1]).sum())) >= threshold
