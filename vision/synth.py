@@ -286,7 +286,7 @@ def draw_hand(frame: np.ndarray, rng_or_tone, wrist, direction_deg: float, scale
     region[:] = region * (1 - m) + (tone * shade) * m
 
 
-def _light_field(rng, h, w) -> np.ndarray:
+def light_field(rng, h, w) -> np.ndarray:
     """Multiplicative illumination: a gradient, a vignette and a soft shadow or two."""
     yy, xx = np.mgrid[0:h:8, 0:w:8].astype(np.float32)
     gh, gw = yy.shape
@@ -304,7 +304,7 @@ def _light_field(rng, h, w) -> np.ndarray:
     return cv2.resize(field, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
-def _glare(rng, frame, quads):
+def add_glare(rng, frame, quads):
     h, w = frame.shape[:2]
     if quads and rng.random() < 0.7:
         q = quads[rng.integers(len(quads))]
@@ -332,7 +332,7 @@ def _noise(rng, shape) -> np.ndarray:
     return bank[y:y + h, x:x + w]
 
 
-def _camera(rng, frame: np.ndarray, strength: float = 1.0) -> np.ndarray:
+def camera_effects(rng, frame: np.ndarray, strength: float = 1.0) -> np.ndarray:
     """White balance, defocus or motion blur, sensor noise, JPEG: float32 BGR in, uint8 BGR out."""
     frame *= rng.uniform(0.8, 1.2, 3).astype(np.float32) ** strength
     r = rng.random()
@@ -421,9 +421,10 @@ def make_scene(rng: np.random.Generator, labels: Sequence[str], deck: str = "fli
         paste_card(frame, face(label), q, shadow=rng.uniform(0.2, 0.6))
         placed.append(q)
         true_cards.append(TrueCard(label, q))
-    if rng.random() < 0.35 and placed:
-        # Fingertips reaching over the edge of a card.
-        q = placed[rng.integers(len(placed))]
+    if rng.random() < 0.35 and len(placed) == 1:
+        # Fingertips reaching over the edge of the card (only with one card: the arm must not
+        # cross another labelled card).
+        q = placed[0]
         k = rng.integers(4)
         edge_mid = (q[k] + q[(k + 1) % 4]) / 2
         outward = edge_mid - q.mean(0)
@@ -435,10 +436,10 @@ def make_scene(rng: np.random.Generator, labels: Sequence[str], deck: str = "fli
         wrist = tip_anchor + outward * pscale * 1.55
         draw_hand(frame, rng, wrist, float(np.degrees(np.arctan2(-outward[1], -outward[0]))), pscale,
                   spread=rng.uniform(0, 1))
-    frame *= _light_field(rng, h, w)[..., None]
+    frame *= light_field(rng, h, w)[..., None]
     if rng.random() < 0.4:
-        _glare(rng, frame, placed)
-    return _camera(rng, frame), true_cards
+        add_glare(rng, frame, placed)
+    return camera_effects(rng, frame), true_cards
 
 
 # ---------------------------------------------------------------------------------------------
@@ -541,7 +542,7 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
     style = CardStyle.sample(rng, split)
     faces = {lab: render_card(deck, lab, rng, style) for lab in dict.fromkeys(labels)}
     background = make_surface(rng, size, split)
-    light = _light_field(rng, h, w)
+    light = light_field(rng, h, w)
     long_side = rng.uniform(150, 230)
     palm = long_side * rng.uniform(0.45, 0.6)
     cards: list[_Layer] = []

@@ -1,0 +1,211 @@
+"""Train the card classifier of one deck on synthetic crops and export it (`make model`).
+
+    python -m vision.train --deck flip7            # full run, ~20 min on one core
+    python -m vision.train --deck flip7 --quick    # a few minutes, for trying things
+
+Writes models/<deck>.onnx (input `crop`: float32 N x 3 x H x W RGB, normalised; output `logits`:
+N x C, dynamic batch) and models/<deck>.json (classes, input size, normalisation, reject
+thresholds, training recipe). The reject thresholds written here are provisional: run
+`python -m vision.evaluate --deck DECK` afterwards to tune them on held-out data.
+Generated samples are cached under data/ (gitignored), keyed by deck, count, seed and recipe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+RECIPE_VERSION = 1  # bump when the sample generator changes, so stale caches are not reused
+
+
+def build_model(num_classes: int):
+    """A small all-convolutional net: six 3x3 conv + BN + ReLU layers (four of stride 2), global
+    average pooling, one linear layer. ~150 k parameters, ~10 M multiply-adds at 56 x 80."""
+    import torch.nn as nn
+
+    def block(cin, cout, stride):
+        return [nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
+
+    return nn.Sequential(
+        *block(3, 16, 2), *block(16, 32, 2), *block(32, 32, 1), *block(32, 64, 2), *block(64, 64, 1),
+        *block(64, 128, 2), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2), nn.Linear(128, num_classes))
+
+
+def cached_samples(deck: str, n: int, seed: int, split: str):
+    from vision.dataset import Samples, make_samples
+
+    path = DATA_DIR / f"{deck}-{split}-n{n}-s{seed}-v{RECIPE_VERSION}.npz"
+    if path.exists():
+        with np.load(path) as z:
+            log.info("using cached samples %s", path)
+            return Samples(z["x"], z["y"])
+    t = time.perf_counter()
+    samples = make_samples(deck, n, seed, split)
+    log.info("generated %d %s samples in %.0f s", n, split, time.perf_counter() - t)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, x=samples.x, y=samples.y)
+    return samples
+
+
+def _augment(xb, rng):
+    """Cheap per-batch photometric jitter on normalised tensors, and a random half-turn (the
+    runtime sees cards both ways up)."""
+    import torch
+
+    n = xb.shape[0]
+    flip = torch.from_numpy(rng.random(n) < 0.5)
+    xb[flip] = torch.flip(xb[flip], dims=(2, 3))
+    gain = torch.from_numpy(rng.uniform(0.75, 1.25, (n, 1, 1, 1)).astype(np.float32))
+    bias = torch.from_numpy(rng.normal(0, 0.25, (n, 1, 1, 1)).astype(np.float32))
+    chan = torch.from_numpy(rng.normal(0, 0.12, (n, 3, 1, 1)).astype(np.float32))
+    return xb * gain + bias + chan
+
+
+def train(args) -> int:
+    import torch
+    import torch.nn.functional as F
+
+    from vision.dataset import INPUT_H, INPUT_W, MEAN, NONE_CLASS, STD, class_names, normalize
+
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    import cv2
+    cv2.setNumThreads(1)
+    rng = np.random.default_rng(args.seed)
+    names = class_names(args.deck)
+    t_start = time.perf_counter()
+    train_set = cached_samples(args.deck, args.samples, args.seed, "train")
+    val_set = cached_samples(args.deck, args.val_samples, args.seed + 1, "train")
+    x_train = torch.from_numpy(normalize(train_set.x))
+    y_train = torch.from_numpy(train_set.y)
+    x_val = torch.from_numpy(normalize(val_set.x))
+    y_val = torch.from_numpy(val_set.y)
+
+    model = build_model(len(names))
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=5e-4)
+    steps_per_epoch = (len(x_train) + args.batch - 1) // args.batch
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.epochs * steps_per_epoch,
+                                                pct_start=0.15)
+    for epoch in range(args.epochs):
+        model.train()
+        order = torch.from_numpy(rng.permutation(len(x_train)))
+        t0, total, correct, loss_sum = time.perf_counter(), 0, 0, 0.0
+        for i in range(steps_per_epoch):
+            idx = order[i * args.batch:(i + 1) * args.batch]
+            xb, yb = _augment(x_train[idx].clone(), rng), y_train[idx]
+            logits = model(xb)
+            loss = F.cross_entropy(logits, yb, label_smoothing=0.05)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+            loss_sum += loss.item() * len(idx)
+            correct += int((logits.argmax(1) == yb).sum())
+            total += len(idx)
+        val_acc = evaluate_accuracy(model, x_val, y_val)
+        log.info("epoch %d/%d: loss %.4f, train acc %.4f, val acc %.4f (%.0f s)", epoch + 1, args.epochs,
+                 loss_sum / total, correct / total, val_acc, time.perf_counter() - t0)
+
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    onnx_path = out_dir / f"{args.deck}.onnx"
+    export_onnx(model, onnx_path, INPUT_H, INPUT_W)
+    check_export(model, onnx_path, x_val[:64])
+    sidecar = {
+        "deck": args.deck,
+        "classes": names,
+        "none_class": NONE_CLASS,
+        "input": {"width": INPUT_W, "height": INPUT_H, "channel_order": "rgb", "resize": "area"},
+        "normalize": {"mean": list(MEAN), "std": list(STD)},
+        # Provisional until `python -m vision.evaluate` tunes them on held-out data.
+        "reject": {"min_confidence": 0.9, "min_margin": 0.5},
+        "training": {
+            "seed": args.seed, "samples": args.samples, "epochs": args.epochs, "batch": args.batch,
+            "lr": args.lr, "threads": args.threads, "recipe_version": RECIPE_VERSION,
+            "val_accuracy": round(val_acc, 5), "minutes": round((time.perf_counter() - t_start) / 60, 1),
+            "data": "crops warped at jittered true quads from vision.synth scenes (render split 'train': "
+                    "train fonts, train surfaces), ~20% 'none' crops (table, hands, part of a card, "
+                    "oversized/undersized quads, two overlapping cards)",
+            "command": f"python -m vision.train --deck {args.deck}" + (" --quick" if args.quick else ""),
+        },
+        "metrics": {},
+    }
+    (out_dir / f"{args.deck}.json").write_text(json.dumps(sidecar, indent=2) + "\n")
+    log.info("wrote %s (%.0f kB) and %s.json in %.1f min; now run: python -m vision.evaluate --deck %s",
+             onnx_path, onnx_path.stat().st_size / 1024, onnx_path.with_suffix(""),
+             (time.perf_counter() - t_start) / 60, args.deck)
+    return 0
+
+
+def evaluate_accuracy(model, x, y, batch: int = 512) -> float:
+    import torch
+
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for i in range(0, len(x), batch):
+            correct += int((model(x[i:i + batch]).argmax(1) == y[i:i + batch]).sum())
+    return correct / max(1, len(x))
+
+
+def export_onnx(model, path: Path, height: int, width: int) -> None:
+    import torch
+
+    model.eval()
+    dummy = torch.zeros(1, 3, height, width)
+    torch.onnx.export(model, dummy, str(path), input_names=["crop"], output_names=["logits"],
+                      dynamic_axes={"crop": {0: "n"}, "logits": {0: "n"}}, opset_version=17, dynamo=False)
+
+
+def check_export(model, path: Path, x) -> None:
+    """The exported graph must give the same logits as the trained module."""
+    import onnxruntime as ort
+    import torch
+
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    with torch.no_grad():
+        want = model(x).numpy()
+    got = sess.run(["logits"], {"crop": x.numpy()})[0]
+    err = float(np.abs(got - want).max())
+    if err > 1e-3:
+        raise RuntimeError(f"ONNX export differs from the trained model by {err}")
+    log.info("ONNX export checked: max |diff| %.2e over %d crops", err, len(x))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m vision.train", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--deck", default="flip7", help="deck id (a renderer must exist for it)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--samples", type=int, default=48000, help="training crops to generate")
+    parser.add_argument("--val-samples", type=int, default=3000)
+    parser.add_argument("--epochs", type=int, default=14)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--lr", type=float, default=4e-3)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (the machine is shared)")
+    parser.add_argument("--quick", action="store_true", help="small data, few epochs (minutes)")
+    parser.add_argument("--out", default=str(MODELS_DIR), help="output folder (default: models/)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.samples, args.val_samples, args.epochs = 10000, 1000, 6
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        stream=sys.stderr)
+    from vision.render import RENDERERS
+
+    if args.deck not in RENDERERS:
+        parser.error(f"no card renderer for deck {args.deck!r} yet (have: {', '.join(RENDERERS)})")
+    return train(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
