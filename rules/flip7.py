@@ -177,7 +177,8 @@ class Flip7State:
         return bust / total
 
     def flip_bust_odds(self) -> float | None:
-        """During a Flip Three: the chance the target busts within the cards still to come."""
+        """During a Flip Three: the chance the target busts within the cards still to come in it.
+        (A further Flip Three already queued for them is counted when it begins.)"""
         if self.turn_index < 0 or not self.stack or self.stack[-1][0] != "flip":
             return None
         _, target, left, _ = self.stack[-1]
@@ -442,12 +443,16 @@ class Flip7State:
         if self.advance and not (self.dealing or self.stack or self.round_ended or self.choice):
             # the common case: a turn ended with nothing left to resolve
             self.advance = False
-            if ACTIVE in self.standing:
+            if ACTIVE in self.standing and (self.deck_left or self.discard_left):
                 self.turn_index = self.turn_owner = self._next_active(self.turn_owner + 1)
                 return
             self.round_ended = True
         self.turn_index = -1
         while not self.over:
+            if not (self.deck_left or self.discard_left or self.round_ended or self.choice):
+                # Ruling (the spec is silent): every card is on the table, none can be turned, so
+                # the round ends as if everyone still in had stopped.
+                self.round_ended = True
             if self.round_ended:
                 self._end_round(notices)
                 continue

@@ -1,0 +1,217 @@
+"""Properties of the Flip 7 engine over thousands of seeded random games with random legal choices
+(in the spirit of OpenSpiel's random-playthrough tests)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from rules.core import GameConfig, Refused
+from rules.events import Card, Shuffle, Stop, Target
+from rules.flip7 import LABELS, Flip7State
+from rules.match import Match
+from rules.random_play import RandomTable, random_game
+
+GAMES = 2000
+
+
+def configs(seed: int) -> GameConfig:
+    rng = random.Random(seed)
+    n = rng.choice([1, 2, 3, 4, 4, 5, 6, 8, 18])
+    players = tuple(f"p{i}" for i in range(n))
+    options = {"set_aside_after_bust": rng.choice(["play", "discard"])}
+    return GameConfig("flip7", players, dealer=rng.choice(players), options=options)
+
+
+def check_invariants(state: Flip7State) -> None:
+    # card conservation: deck + discard + table (+ set aside, + a drawn card awaiting its target)
+    assert state.cards_everywhere() == state.full_deck()
+    # exactly one of: game over, a player on turn, a pending choice
+    assert [state.over, state.turn is not None, state.pending is not None].count(True) == 1
+    if state.pending is not None:
+        assert len(state.pending.options) >= 2, "a choice with one legal answer is made automatically"
+
+
+def illegal_events(state: Flip7State, rng: random.Random) -> list:
+    """Events the rules must refuse in this state."""
+    events = []
+    gone = [label for label in LABELS if label not in state.card_counts()]
+    if gone:
+        events.append(Card(rng.choice(gone)))
+    events.append(Card("13"))
+    if state.pending is None:
+        events.append(Target(state.players[0]))
+    else:
+        events.append(Stop())
+        events.append(Card(rng.choice(list(state.card_counts()))))
+        outside = [p for p in state.players if p not in state.pending.options]
+        if outside:
+            events.append(Target(outside[0]))
+    if not state.over and state.pending is None and not state.stop_allowed():
+        events.append(Stop())
+    out = [p for p, s in state.status.items() if s != "active"]
+    if out and not state.over and state.pending is None:
+        events.append(Card(rng.choice(list(state.card_counts())), to=out[0]))
+        events.append(Stop(out[0]))
+    return events
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_random_games_conserve_cards_and_keep_one_phase(chunk: int) -> None:
+    for seed in range(chunk * GAMES // 4, (chunk + 1) * GAMES // 4):
+        table = RandomTable(seed)
+        match = Match(configs(seed))
+        check_invariants(match.state)
+        while not match.over:
+            match.apply(table.next_event(match.state))
+            check_invariants(match.state)
+        assert match.winner is not None
+        assert max(match.totals.values()) >= 200
+        assert list(match.totals.values()).count(max(match.totals.values())) == 1
+        # the totals are the sums of the round scores
+        for name, total in match.totals.items():
+            assert total == sum(r.scores[name] for r in match.rounds)
+
+
+def test_replay_of_the_event_list_equals_the_incremental_state() -> None:
+    for seed in range(300):
+        match = random_game(configs(seed), seed)
+        assert Match.replay(match.config, match.events).state.to_dict() == match.state.to_dict()
+
+
+def test_refused_events_change_nothing() -> None:
+    for seed in range(80):
+        rng = random.Random(seed)
+        table = RandomTable(seed)
+        match = Match(configs(seed))
+        while True:
+            before = match.state.to_dict()
+            for event in illegal_events(match.state, rng):
+                with pytest.raises(Refused) as refusal:
+                    match.apply(event)
+                assert refusal.value.reason
+                assert match.state.to_dict() == before, f"refused {event} changed the state"
+            if match.over:
+                break
+            match.apply(table.next_event(match.state))
+
+
+def test_undo_restores_the_previous_state() -> None:
+    for seed in range(100):
+        rng = random.Random(seed)
+        table = RandomTable(seed)
+        match = Match(configs(seed))
+        while not match.over:
+            before = match.state.to_dict()
+            event = table.next_event(match.state)
+            match.apply(event)
+            if rng.random() < 0.15:
+                assert match.undo() == event
+                assert match.state.to_dict() == before
+                match.apply(event)
+
+
+def test_serialise_round_trips_and_clone_is_independent() -> None:
+    for seed in range(100):
+        table = RandomTable(seed)
+        match = Match(configs(seed))
+        step = 0
+        while not match.over:
+            match.apply(table.next_event(match.state))
+            step += 1
+            if step % 7 or match.over:
+                continue
+            state = match.state
+            data = json.loads(json.dumps(state.to_dict()))
+            restored = Flip7State.from_dict(data)
+            assert restored.to_dict() == state.to_dict()
+            # the restored state plays on exactly like the original
+            twin = state.clone()
+            probe = RandomTable(seed + 1)
+            event = probe.next_event(twin)
+            for s in (restored, twin):
+                s.apply(event)
+            assert restored.to_dict() == twin.to_dict()
+            assert state.to_dict() != twin.to_dict() or isinstance(event, Shuffle)
+
+
+def test_from_dict_refuses_a_damaged_state() -> None:
+    state = Flip7State(GameConfig("flip7", ("a", "b")))
+    data = state.to_dict()
+    del data["state"]["deck"]
+    with pytest.raises(ValueError, match="missing deck"):
+        Flip7State.from_dict(data)
+    with pytest.raises(ValueError):
+        Flip7State.from_dict({"version": 99, "game": "flip7"})
+
+
+# ---- bust odds against brute force through the engine itself ---------------------------------
+
+def brute_force_next_card(state: Flip7State) -> float:
+    """Try every card the deck could turn next on a copy of the state; weight the busts."""
+    counts = state.card_counts()
+    total = sum(counts.values())
+    who = state.turn
+    busts = 0
+    for label, copies in counts.items():
+        twin = state.clone()
+        notices = twin.apply(Card(label))
+        if any(n.kind == "bust" and n.player == who for n in notices):
+            busts += copies
+    return busts / total
+
+
+def brute_force_flip_three(state: Flip7State, target: str, left: int | None = None) -> float:
+    """Enumerate every sequence of the cards still to come in this Flip Three through the engine.
+    (A further Flip Three already queued for the same target is a Flip Three of its own.)"""
+    frame = state.stack[-1] if state.stack else None
+    if state.turn != target or frame is None or frame[0] != "flip":
+        return 0.0
+    if left is not None and frame[2] != left:
+        return 0.0                                      # this Flip Three ended; another one began
+    left = frame[2]
+    counts = state.card_counts()
+    total = sum(counts.values())
+    p = 0.0
+    for label, copies in counts.items():
+        twin = state.clone()
+        notices = twin.apply(Card(label))
+        while twin.pending is not None:                 # an extra Second Chance given away
+            notices += twin.apply(Target(twin.pending.options[0]))
+        if any(n.kind == "bust" and n.player == target for n in notices):
+            p += copies / total
+        elif not any(n.kind == "flip7" for n in notices):
+            p += copies / total * brute_force_flip_three(twin, target, left - 1)
+    return p
+
+
+def test_bust_odds_equal_a_brute_force_count() -> None:
+    checked = 0
+    for seed in range(120):
+        table = RandomTable(seed)
+        match = Match(configs(seed))
+        while not match.over:
+            state = match.state
+            if state.turn is not None and state.stack == []:
+                assert state.bust_odds() == pytest.approx(brute_force_next_card(state), abs=1e-12)
+                checked += 1
+            match.apply(table.next_event(state))
+    assert checked > 5_000
+
+
+def test_flip_three_bust_odds_equal_a_brute_force_enumeration() -> None:
+    checked = 0
+    for seed in range(400):
+        table = RandomTable(seed)
+        match = Match(configs(seed))
+        while not match.over and checked < 25:
+            state = match.state
+            frame = state.stack[-1] if state.stack else None
+            if state.turn is not None and frame is not None and frame[0] == "flip" and state.deck_left > 3:
+                expected = brute_force_flip_three(state, state.turn)
+                assert state.flip_bust_odds() == pytest.approx(expected, abs=1e-12)
+                checked += 1
+            match.apply(table.next_event(state))
+    assert checked >= 25
