@@ -1,0 +1,124 @@
+"""`tablemate replay` and the table-script parser, against spec/table-script.md."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rules.events import (Bonus, Card, Caught, Challenge, Color, Draw, Hand, Pass, Penalize, Play,
+                          Shuffle, Start, Stop, SwapCards, Take, Target, Top, Uno)
+from rules.script import UNDO, ScriptError, format_event, parse_event, parse_script
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def replay(tmp_path: Path, text: str, *flags: str) -> subprocess.CompletedProcess:
+    script = tmp_path / "game.txt"
+    script.write_text(text, encoding="utf-8")
+    return subprocess.run([sys.executable, "-m", "device.cli", "replay", str(script), *flags],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+
+
+CLEAN = """game flip7
+players Ann Ben
+dealer ben
+card 3
+card 2
+card 11
+stop
+stop
+"""
+
+
+def test_json_has_every_field_of_the_contract(tmp_path: Path) -> None:
+    result = replay(tmp_path, CLEAN, "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["game"] == "flip7" and out["players"] == ["Ann", "Ben"]
+    assert out["rounds"] == [{"round": 1, "dealer": "Ben", "scores": {"Ann": 14, "Ben": 2}, "flip7": None, "busted": []}]
+    assert out["totals"] == {"Ann": 14, "Ben": 2} and out["winner"] is None and out["errors"] == []
+    state = out["state"]
+    for key in ("round", "dealer", "turn", "pending", "rows", "status", "bust_odds", "deck_left"):
+        assert key in state
+    assert state["turn"] == "Ben" and state["round"] == 2
+    assert state["bust_odds"] == {"Ben": 0.0}
+
+
+def test_readable_scoreboard(tmp_path: Path) -> None:
+    result = replay(tmp_path, CLEAN)
+    assert result.returncode == 0
+    assert "Ann" in result.stdout and "totals: Ann 14  Ben 2" in result.stdout
+
+
+def test_refused_line_is_reported_skipped_and_exit_status_1(tmp_path: Path) -> None:
+    text = CLEAN.replace("card 11\n", "card 11\ncard 99\nstop @ann\n")
+    result = replay(tmp_path, text, "--json")
+    assert result.returncode == 1
+    out = json.loads(result.stdout)
+    assert [e["line"] for e in out["errors"]] == [7, 8]
+    assert out["errors"][0]["text"] == "card 99"
+    assert out["totals"] == {"Ann": 14, "Ben": 2}, "later lines still apply"
+
+
+def test_strict_stops_at_the_first_refused_line(tmp_path: Path) -> None:
+    text = CLEAN.replace("card 11\n", "card 99\ncard 11\n")
+    result = replay(tmp_path, text, "--json", "--strict")
+    assert result.returncode == 1
+    out = json.loads(result.stdout)
+    assert [e["line"] for e in out["errors"]] == [6]
+    assert out["rounds"] == [] and out["state"]["rows"] == {"Ann": ["3"], "Ben": ["2"]}
+
+
+@pytest.mark.parametrize("text", [
+    "players ann ben\ncard 3\n",                 # no game
+    "game poker\nplayers ann\n",                 # unknown game
+    "game flip7\ncard 3\n",                      # no players
+    "game flip7\nplayers ann ann\n",             # a name twice
+    "",
+])
+def test_unusable_script_exits_2(tmp_path: Path, text: str) -> None:
+    result = replay(tmp_path, text, "--json")
+    assert result.returncode == 2
+    assert result.stdout == "" and "not a usable table script" in result.stderr
+
+
+def test_unreadable_file_exits_2(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "device.cli", "replay", str(tmp_path / "missing.txt")],
+                            capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert result.returncode == 2 and "cannot read" in result.stderr
+
+
+def test_header_errors_are_refused_lines() -> None:
+    script = parse_script("game flip7\nplayers ann ben\ndealer zed\noption colour red\noption decks 2\ncard 3\ngame flip7\n")
+    assert script.config is not None and script.config.dealer is None
+    assert script.config.options == {"decks": "2"}
+    assert [(e.line, e.error.split(" ")[0]) for e in script.errors] == [(3, "the"), (4, "unknown"), (7, "'game'")]
+
+
+def test_keywords_labels_and_names_are_case_insensitive_and_comments_ignored() -> None:
+    script = parse_script("GAME Flip7  # a comment\nPlayers Ann Ben\n\n  CARD X2 @ANN # dealt\nStop\n")
+    assert script.config.game == "flip7" and script.config.players == ("Ann", "Ben")
+    assert [e for _, _, e in script.events] == [Card("x2", "ANN"), Stop()]
+
+
+EVENTS = [Card("7"), Card("+10", "ann"), Stop(), Stop("ben"), Target("cat"), Take("ann", "lucky-13"),
+          SwapCards("ann", "3", "ben", "/2"), Bonus(), Penalize("ben"), Shuffle(), Start("red-5"),
+          Play("blue-skip"), Play("wild", "ann"), Color("green"), Draw(), Draw(4), Pass(), Top("teal-flip"),
+          Uno("ann"), Caught("ben"), Challenge(True), Challenge(False), Hand("ann", ("red-5", "wild")),
+          Hand("ben", ()), UNDO]
+
+
+@pytest.mark.parametrize("event", EVENTS, ids=lambda e: format_event(e))
+def test_format_and_parse_round_trip(event) -> None:
+    assert parse_event(format_event(event)) == event
+
+
+@pytest.mark.parametrize("line", ["card", "card 5 ann", "stop ann", "target", "swap a 1 b", "draw x",
+                                  "challenge maybe", "flip", "uno", "take ann"])
+def test_malformed_lines_say_what_was_expected(line: str) -> None:
+    with pytest.raises(ScriptError):
+        parse_event(line)
