@@ -7,24 +7,34 @@ stays cheap in a long game); the device's log is the same event list written as 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
+
+import importlib
 
 from rules.core import GameConfig, Notice, Refused, RoundResult
-from rules.flip7 import Flip7State
 
-# game id -> engine class; an engine is built from a GameConfig and folds events (see Flip7State)
-ENGINES: dict[str, Callable[[GameConfig], Any]] = {
-    "flip7": Flip7State,
+# game id -> "module:EngineClass"; see rules/__init__.py for what an engine provides
+ENGINES: dict[str, str] = {
+    "flip7": "rules.flip7:Flip7State",
+    "flip7-vengeance": "rules.vengeance:VengeanceState",
+    "flip7-vengeance-brutal": "rules.vengeance:BrutalVengeanceState",
+    "uno-flip": "rules.uno_flip:UnoFlipState",
 }
 
 CHECKPOINT_EVERY = 64
 
 
+def engine_class(game: str):
+    module_name, _, class_name = ENGINES[game].partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError):
+        raise ValueError(f"the game {game} is not supported yet") from None
+
+
 def new_state(config: GameConfig):
-    engine = ENGINES.get(config.game)
-    if engine is None:
-        raise ValueError(f"the game {config.game} is not supported yet")
-    return engine(config)
+    """The state before any event. Raises ValueError for options the game does not accept."""
+    return engine_class(config.game)(config)
 
 
 class Match:
