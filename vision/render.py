@@ -29,8 +29,11 @@ CORNER_RADIUS = 13         # ~3.2 mm
 FONT_DIR = Path(__file__).parent / "assets" / "fonts"
 # Disjoint on purpose: the held-out split measures how the model copes with a print it never saw.
 FONTS = {
-    "train": ("DejaVuSans-Bold.ttf", "DejaVuSerif-Bold.ttf", "FreeSansBold.ttf",
-              "Cantarell-ExtraBold.otf", "Caladea-Bold.ttf"),
+    "train": ("DejaVuSans-Bold.ttf", "DejaVuSerif-Bold.ttf", "FreeSansBold.ttf", "FreeMonoBold.ttf",
+              "Cantarell-ExtraBold.otf", "Caladea-Bold.ttf", "Roboto-Black.ttf", "Roboto-Bold.ttf",
+              "Roboto-BoldItalic.ttf", "OpenSans-ExtraBold.ttf", "OpenSans-CondBold.ttf",
+              "OpenSans-BoldItalic.ttf", "NotoSans-Bold.ttf", "NotoSansDisplay-Bold.ttf", "NotoSerif-Bold.ttf",
+              "NotoSerifDisplay-Bold.ttf"),
     "heldout": ("DejaVuSansCondensed-Bold.ttf", "FreeSerifBold.ttf", "LiberationSerif-Bold.ttf",
                 "DejaVuSansMono-Bold.ttf"),
 }
@@ -52,6 +55,8 @@ class CardStyle:
     frame_inset: float          # mm from the edge
     ornaments: bool             # fans / shells / pictures drawn at all
     corner_index: bool          # small copies of the value in two corners
+    numeral_weight: int         # stroke made bolder (>0) or thinner (<0), px at 160 px glyph size
+    numeral_slant: float        # horizontal shear of the numeral (faux italic)
     numeral_scale: float        # relative height of the big numeral
     numeral_dy: float           # vertical offset of the numeral, fraction of card height
     banner_arch: float          # px of arch of the ribbon banner
@@ -78,6 +83,8 @@ class CardStyle:
             frame_inset=float(rng.uniform(2.0, 4.5)),
             ornaments=bool(rng.random() < 0.9),
             corner_index=bool(rng.random() < 0.4),
+            numeral_weight=int(rng.integers(-2, 8)),
+            numeral_slant=float(rng.uniform(-0.2, 0.2)) if rng.random() < 0.4 else 0.0,
             numeral_scale=float(rng.uniform(0.36, 0.5)),
             numeral_dy=float(rng.uniform(-0.07, 0.0)),
             banner_arch=float(rng.uniform(-6, 10)),
@@ -111,20 +118,30 @@ def _font(path: str, size: int) -> ImageFont.FreeTypeFont:
     return ImageFont.truetype(path, size)
 
 
-@functools.lru_cache(maxsize=2048)
-def _glyph_mask(path: str, text: str) -> np.ndarray:
-    """Tight float mask (0..1) of `text` drawn large; resized per use."""
+@functools.lru_cache(maxsize=4096)
+def _glyph_mask(path: str, text: str, weight: int = 0, slant: float = 0.0) -> np.ndarray:
+    """Tight float mask (0..1) of `text` drawn large, optionally bolder/thinner and sheared;
+    resized per use. Weight and slant widen the set of letterforms beyond the bundled fonts."""
     font = _font(path, 160)
     l, t, r, b = font.getbbox(text)
-    img = Image.new("L", (r - l + 8, b - t + 8), 0)
-    ImageDraw.Draw(img).text((4 - l, 4 - t), text, font=font, fill=255)
+    pad = 8 + abs(weight) + int(abs(slant) * (b - t))
+    img = Image.new("L", (r - l + 2 * pad, b - t + 2 * pad), 0)
+    ImageDraw.Draw(img).text((pad - l, pad - t), text, font=font, fill=255)
     a = np.asarray(img, np.float32) / 255.0
+    if weight:
+        kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * abs(weight) + 1,) * 2)
+        a = cv2.dilate(a, kernel) if weight > 0 else cv2.erode(a, kernel)
+    if slant:
+        h = a.shape[0]
+        shear = np.float32([[1, -slant, slant * h / 2], [0, 1, 0]])
+        a = cv2.warpAffine(a, shear, (a.shape[1], h))
     ys, xs = np.nonzero(a > 0.05)
     return a[ys.min():ys.max() + 1, xs.min():xs.max() + 1].copy()
 
 
-def _fit_mask(path: str, text: str, max_w: int, max_h: int, squash: float = 1.0) -> np.ndarray:
-    m = _glyph_mask(path, text)
+def _fit_mask(path: str, text: str, max_w: int, max_h: int, squash: float = 1.0, weight: int = 0,
+              slant: float = 0.0) -> np.ndarray:
+    m = _glyph_mask(path, text, weight, round(slant, 2))
     h, w = m.shape
     scale = min(max_h / h, max_w / (w * squash))
     size = (max(1, int(w * scale * squash)), max(1, int(h * scale)))
@@ -146,12 +163,13 @@ def _paint(canvas: np.ndarray, mask: np.ndarray, color, x: int, y: int) -> None:
 
 def _styled_text(canvas: np.ndarray, path: str, text: str, box: tuple[int, int, int, int],
                  fill, outline: RGB | None, outline_px: float, inline: RGB | None = None,
-                 inline_rel: float = 0.2, squash: float = 1.0, shadow: RGB | None = None) -> None:
+                 inline_rel: float = 0.2, squash: float = 1.0, shadow: RGB | None = None, weight: int = 0,
+                 slant: float = 0.0) -> None:
     """Draw text fitted into box (x, y, w, h), centred, with an outer stroke and an optional light
     inline running inside the letter strokes (the 'inline display numeral' look)."""
     x, y, w, h = box
     pad = int(np.ceil(outline_px)) + 3
-    m = _fit_mask(path, text, w - 2 * pad, h - 2 * pad, squash)
+    m = _fit_mask(path, text, w - 2 * pad, h - 2 * pad, squash, weight, slant)
     mh, mw = m.shape
     big = np.zeros((mh + 2 * pad, mw + 2 * pad), np.float32)
     big[pad:pad + mh, pad:pad + mw] = m
@@ -330,7 +348,8 @@ def _number_face(label: str, rng: np.random.Generator, style: CardStyle) -> np.n
     _styled_text(canvas, style.numeral_font, text, ((CARD_W - nw) // 2, ny, nw, nh), fill,
                  _shade(colour, 0.4), outline_px=float(rng.uniform(2.5, 5.5)), inline=_shade(style.paper, 1.05),
                  inline_rel=style.inline_width, squash=float(rng.uniform(0.85, 1.1)),
-                 shadow=_shade(colour, 0.3) if rng.random() < 0.5 else None)
+                 shadow=_shade(colour, 0.3) if rng.random() < 0.5 else None,
+                 weight=style.numeral_weight, slant=style.numeral_slant)
     word = NUMBER_WORDS[style.language][n]
     banner_colour = colour if rng.random() < 0.7 else _shade(colour, 0.8)
     _banner(canvas, style, rng, CARD_H * rng.uniform(0.76, 0.82), CARD_W * rng.uniform(0.58, 0.7),
@@ -372,7 +391,7 @@ def _modifier_face(label: str, rng: np.random.Generator, style: CardStyle) -> np
     outline = (255, 255, 255) if rng.random() < 0.5 else _shade(red, 0.35)
     _styled_text(canvas, style.numeral_font, text, ((CARD_W - nw) // 2, ny, nw, nh), red, outline,
                  outline_px=float(rng.uniform(2.5, 5)), inline=light if rng.random() < 0.5 else None,
-                 inline_rel=style.inline_width)
+                 inline_rel=style.inline_width, weight=style.numeral_weight, slant=style.numeral_slant)
     lines = MODIFIER_TEXT[style.language]
     ink = _shade(orange, 0.35)
     for y in (CARD_H * 0.22, CARD_H * 0.78):
