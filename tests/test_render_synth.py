@@ -104,6 +104,8 @@ def test_quad_order_is_the_printed_order():
 
 
 def test_deal_video_ground_truth_is_consistent(tmp_path):
+    import cv2
+
     rng = np.random.default_rng(21)
     labels = ["3", "3", "x2", "freeze", "12", "0"]
     video = make_deal_video(rng, labels, p_repeat=0.0, p_pass=0.5, p_nudge=0.5, p_on_top=0.5)
@@ -118,8 +120,9 @@ def test_deal_video_ground_truth_is_consistent(tmp_path):
     starts = sorted(n["start"] for n in video.notes)
     for e in video.events:
         nxt = min([s for s in starts if s > e.frame_index] + [len(frames)])
-        a, b = frames[nxt - 2].astype(int), frames[nxt - 1].astype(int)
-        assert np.abs(a - b).mean() < 4
+        # Compared at 80x60 so sensor noise averages out; light flicker stays ~1%.
+        a, b = (cv2.resize(frames[k], (80, 60), interpolation=cv2.INTER_AREA).astype(int) for k in (nxt - 2, nxt - 1))
+        assert np.abs(a - b).max() < 10
     # Deterministic by seed.
     again = make_deal_video(np.random.default_rng(21), labels, p_repeat=0.0, p_pass=0.5, p_nudge=0.5, p_on_top=0.5)
     assert again.events == video.events
