@@ -96,8 +96,10 @@ def render(shown: Shown):
     screen = shown.screen
     _RENDERERS[type(screen)](draw, screen)
     if shown.banner:
-        draw.rectangle((0, HEIGHT - 12, WIDTH - 1, HEIGHT - 1), fill=1)
-        _text_fit(draw, (WIDTH // 2, HEIGHT - 6), shown.banner, 11, WIDTH - 4, fill=0, anchor="mm")
+        # Over the card row on the turn screen (whose turn and the odds stay visible), else at the foot.
+        top = 22 if isinstance(screen, TurnScreen) else HEIGHT - 12
+        draw.rectangle((0, top, WIDTH - 1, top + 11), fill=1)
+        _text_fit(draw, (WIDTH // 2, top + 6), shown.banner, 11, WIDTH - 4, fill=0, anchor="mm")
     return image
 
 
@@ -136,31 +138,30 @@ def _row_text(row: tuple[str, ...]) -> str:
 # ---- screens ------------------------------------------------------------------------------------
 
 def _turn(draw, s: TurnScreen) -> None:
-    # Top: whose turn, as big as it fits; round and total small on the right.
+    # Top: whose turn, as big as it fits; the round small on the right.
     right = f"R{s.round}"
-    total = f"{s.total}"
-    info_w = max(draw.textlength(right, font=font(10)), draw.textlength(total, font=font(10)))
-    _text_fit(draw, (0, 0), s.player.upper(), 20, WIDTH - int(info_w) - 4, anchor="lt")
+    _text_fit(draw, (0, 0), s.player.upper(), 20, WIDTH - int(draw.textlength(right, font=font(10))) - 4,
+              anchor="lt")
     draw.text((WIDTH - 1, 0), right, font=font(10), fill=1, anchor="rt")
-    draw.text((WIDTH - 1, 11), total, font=font(10), fill=1, anchor="rt")
+    if s.note:
+        draw.text((WIDTH - 1, 11), s.note, font=font(9), fill=1, anchor="rt")
     # Middle: the row of cards.
     row = _row_text(s.row) or "no cards"
     _text_fit(draw, (0, 23), row, 13, WIDTH, anchor="lt")
     draw.line((0, 39, WIDTH - 1, 39), fill=1)
-    # Bottom: score so far on the left, bust odds on the right (inverted when high).
+    # Bottom: score so far (big) and the game total (small) on the left, bust odds on the right.
     draw.text((0, 42), "pts", font=font(9), fill=1, anchor="lt")
     draw.text((0, HEIGHT), str(s.score), font=font(18), fill=1, anchor="ls")
-    if s.note:
-        draw.text((46, 42), s.note, font=font(9), fill=1, anchor="lt")
+    draw.text((40, 42), "total", font=font(9), fill=1, anchor="lt")
+    draw.text((40, HEIGHT - 1), str(s.total), font=font(12), fill=1, anchor="ls")
     if s.bust_odds is not None:
         odds = f"{round(s.bust_odds * 100)}%"
         high = s.bust_odds >= BUST_WARNING
-        w = int(draw.textlength(odds, font=font(20))) + 6
-        box = (WIDTH - w, 41, WIDTH - 1, HEIGHT - 1)
+        w = max(int(draw.textlength(odds, font=font(18))) + 6, 40)
         if high:
-            draw.rectangle(box, fill=1)
-        draw.text((WIDTH - 3, HEIGHT - 2), odds, font=font(20), fill=0 if high else 1, anchor="rs")
-        draw.text((WIDTH - w - 2, 42), "bust", font=font(9), fill=1, anchor="rt")
+            draw.rectangle((WIDTH - w - 2, 40, WIDTH - 1, HEIGHT - 1), fill=1)
+        draw.text((WIDTH - w, 41), "bust", font=font(9), fill=0 if high else 1, anchor="lt")
+        draw.text((WIDTH - 3, HEIGHT - 1), odds, font=font(18), fill=0 if high else 1, anchor="rs")
 
 
 def _flash(draw, s: FlashScreen) -> None:
