@@ -23,15 +23,14 @@ def order_corners(pts) -> np.ndarray:
     p = np.asarray(pts, dtype=np.float32).reshape(4, 2)
     centre = p.mean(axis=0)
     # Image y grows downwards, so increasing atan2 angle runs clockwise on screen.
-    angles = np.arctan2(p[:, 1] - centre[1], p[:, 0] - centre[0])
-    p = p[np.argsort(angles)]
-    sides = np.linalg.norm(p - np.roll(p, -1, axis=0), axis=1)
+    p = p[np.argsort(np.arctan2(p[:, 1] - centre[1], p[:, 0] - centre[0]))]
+    d = p - p[[1, 2, 3, 0]]
+    sides = np.sqrt((d * d).sum(axis=1))
     # Sides are 0-1, 1-2, 2-3, 3-0: the first one (TL->TR) must be a short one.
-    if sides[0] + sides[2] > sides[1] + sides[3]:
-        p = np.roll(p, -1, axis=0)
-    if p[2].sum() < p[0].sum():
-        p = np.roll(p, -2, axis=0)
-    return np.ascontiguousarray(p, dtype=np.float32)
+    start = 1 if sides[0] + sides[2] > sides[1] + sides[3] else 0
+    if p[start + 2].sum() < p[start].sum():
+        start += 2
+    return np.ascontiguousarray(p[[(start + i) % 4 for i in range(4)]], dtype=np.float32)
 
 
 def card_transform(quad, size=(CANON_W, CANON_H)) -> np.ndarray:

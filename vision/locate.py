@@ -85,7 +85,7 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
             if min_area <= area <= max_area and _card_shaped(quad):
                 rough.append(Candidate(quad, _edge_support(support_map, quad)))
     found: list[Candidate] = []
-    for c in _dedupe(rough, 0.9, min_support * 0.8)[:MAX_PROPOSALS]:
+    for c in _dedupe(rough, 0.97, 0.25)[:MAX_PROPOSALS]:
         short = float(np.sqrt(quad_area(c.quad) / CARD_ASPECT))
         # The band reaches a little outwards: a card touching another is often first seen by its frame.
         quad = _refine(edges, c.quad, outward=max(5, round(0.08 * short)))
@@ -102,18 +102,24 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
 
 
 def _edge_map(ycc: np.ndarray) -> np.ndarray:
-    """Canny edges of luminance and chroma: a cream card on light wood differs more in colour."""
-    edges = None
-    for channel, low_floor in ((0, 20), (1, 8), (2, 8)):
+    """Canny edges of whichever channel (luminance or chroma) changes most at each pixel: a
+    cream card on light wood differs more in colour than in brightness. Thresholds follow the
+    frame's own gradient statistics, so dim and bright scenes work alike."""
+    gx = gy = mag = None
+    for channel, gain in ((0, 1), (1, 2), (2, 2)):      # chroma differences are smaller: weigh them up
         img = ycc[:, :, channel]
-        gx = cv2.Sobel(img, cv2.CV_16S, 1, 0)
-        gy = cv2.Sobel(img, cv2.CV_16S, 0, 1)
-        # Thresholds follow the frame's own gradient statistics so dim and bright scenes work alike.
-        mag = cv2.convertScaleAbs(gx) // 2 + cv2.convertScaleAbs(gy) // 2
-        high = max(float(np.percentile(mag[::4, ::4], 90)) * 2.0, low_floor * 2.0)
-        e = cv2.Canny(gx, gy, high / 2.0, high, L2gradient=False)
-        edges = e if edges is None else cv2.bitwise_or(edges, e)
-    return edges
+        cx = cv2.Sobel(img, cv2.CV_16S, 1, 0, scale=gain)
+        cy = cv2.Sobel(img, cv2.CV_16S, 0, 1, scale=gain)
+        m = np.abs(cx) + np.abs(cy)
+        if mag is None:
+            gx, gy, mag = cx, cy, m
+        else:
+            take = m > mag
+            gx = np.where(take, cx, gx)
+            gy = np.where(take, cy, gy)
+            mag = np.maximum(m, mag)
+    high = max(float(np.percentile(mag[::4, ::4], 90)), 40.0)
+    return cv2.Canny(gx, gy, high / 2.0, high)
 
 
 def _region_contours(ycc: np.ndarray, min_area: float) -> list[np.ndarray]:
@@ -145,12 +151,12 @@ def _foreground_mask(ycc: np.ndarray) -> np.ndarray:
                              ycc[:, :b].reshape(-1, 3), ycc[:, -b:].reshape(-1, 3)])[::3].astype(np.float32)
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 10, 1.0)
     _, _, centres = cv2.kmeans(border, 3, None, criteria, 1, cv2.KMEANS_PP_CENTERS)
-    pixels = ycc.astype(np.float32)
-    dist = None
+    # L1 colour distance to the nearest cluster, saturating (all in OpenCV: this is per pixel).
+    dist8 = None
     for centre in centres:
-        d = np.linalg.norm(pixels - centre, axis=2)
-        dist = d if dist is None else np.minimum(dist, d)
-    dist8 = np.clip(dist * 4, 0, 255).astype(np.uint8)
+        d = cv2.transform(cv2.absdiff(ycc, tuple(float(v) for v in centre) + (0.0,)),
+                          np.full((1, 3), 2.5, np.float32))
+        dist8 = d if dist8 is None else cv2.min(dist8, d)
     thresh, mask = cv2.threshold(dist8, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     if thresh < 40:   # no clear foreground: Otsu would only split the noise
         return np.zeros((h, w), np.uint8)
@@ -159,8 +165,17 @@ def _foreground_mask(ycc: np.ndarray) -> np.ndarray:
 
 
 def _contours(binary: np.ndarray, mode: int, min_area: float) -> list[np.ndarray]:
+    """Contours whose bounding rectangle could hold a card (cheap tests before any quad fitting)."""
     contours, _ = cv2.findContours(binary, mode, cv2.CHAIN_APPROX_SIMPLE)
-    return [c for c in contours if cv2.contourArea(cv2.convexHull(c)) >= min_area]
+    kept = []
+    for c in contours:
+        if len(c) < 4:
+            continue
+        (_, _), (rw, rh), _ = cv2.minAreaRect(c)
+        if rw * rh < min_area or max(rw, rh) > 2.2 * min(rw, rh):
+            continue
+        kept.append(c)
+    return kept
 
 
 def _quads_from_contour(contour: np.ndarray) -> list[np.ndarray]:

@@ -1,0 +1,257 @@
+"""Vision benchmark on ONE core: classifier per card, idle frame, placement, peak memory, and the
+same figures for a MobileNetV3-small-sized baseline exported the same way (random weights).
+
+    .venv/bin/python bench/vision_bench.py [--models-dir DIR] [--deck flip7] [--repeats N]
+
+Prints figures only (no pass/fail). The process is pinned to one CPU, onnxruntime runs with one
+intra-op thread without spinning (as on the device) and OpenCV with one thread. The baseline is
+built with the `onnx` helper API (MobileNetV3-small, Howard et al. 2019, "Searching for
+MobileNetV3", table 2: the same layers, widths, kernels, squeeze-excite and activations; batch
+norm folded into the convolutions as an exported inference model has it), at our model's input
+size for a fair ratio and at the standard 224x224.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse
+import resource
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from vision.classifier import CardClassifier, ModelSpec, _session  # noqa: E402
+from vision.geometry import warp_card  # noqa: E402
+from vision.locate import find_cards  # noqa: E402
+from vision.placement import PlacementDetector  # noqa: E402
+
+# (kernel, expanded, out, squeeze-excite, hard-swish, stride) for each bottleneck block
+MOBILENET_V3_SMALL = [
+    (3, 16, 16, True, False, 2), (3, 72, 24, False, False, 2), (3, 88, 24, False, False, 1),
+    (5, 96, 40, True, True, 2), (5, 240, 40, True, True, 1), (5, 240, 40, True, True, 1),
+    (5, 120, 48, True, True, 1), (5, 144, 48, True, True, 1), (5, 288, 96, True, True, 2),
+    (5, 576, 96, True, True, 1), (5, 576, 96, True, True, 1),
+]
+
+
+def mobilenet_v3_small(path: Path, height: int, width: int, classes: int, seed: int = 0) -> int:
+    """Write a MobileNetV3-small ONNX model (input `crop`, output `logits`); returns its parameter count."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+    nodes, inits = [], []
+    count = [0]
+
+    def name(prefix):
+        count[0] += 1
+        return f"{prefix}{count[0]}"
+
+    def conv(x, cin, cout, k, stride=1, groups=1):
+        w = name("w")
+        b = name("b")
+        fan_in = cin // groups * k * k
+        inits.append(numpy_helper.from_array(
+            rng.normal(0, np.sqrt(2.0 / fan_in), (cout, cin // groups, k, k)).astype(np.float32), w))
+        inits.append(numpy_helper.from_array(np.zeros(cout, np.float32), b))
+        y = name("conv")
+        nodes.append(helper.make_node("Conv", [x, w, b], [y], kernel_shape=[k, k], strides=[stride, stride],
+                                      pads=[k // 2] * 4, group=groups))
+        return y
+
+    def act(x, hard_swish):
+        y = name("act")
+        nodes.append(helper.make_node("HardSwish" if hard_swish else "Relu", [x], [y]))
+        return y
+
+    def squeeze_excite(x, ch):
+        squeeze = max(8, int(ch / 4 + 4) // 8 * 8)
+        p = name("pool")
+        nodes.append(helper.make_node("GlobalAveragePool", [x], [p]))
+        s = act(conv(p, ch, squeeze, 1), False)
+        g = name("gate")
+        nodes.append(helper.make_node("HardSigmoid", [conv(s, squeeze, ch, 1)], [g], alpha=1.0 / 6, beta=0.5))
+        y = name("se")
+        nodes.append(helper.make_node("Mul", [x, g], [y]))
+        return y
+
+    x = act(conv("crop", 3, 16, 3, 2), True)
+    cin = 16
+    for k, exp, out, se, hs, stride in MOBILENET_V3_SMALL:
+        y = x if exp == cin else act(conv(x, cin, exp, 1), hs)
+        y = act(conv(y, exp, exp, k, stride, groups=exp), hs)
+        if se:
+            y = squeeze_excite(y, exp)
+        y = conv(y, exp, out, 1)
+        if stride == 1 and cin == out:
+            r = name("res")
+            nodes.append(helper.make_node("Add", [x, y], [r]))
+            y = r
+        x, cin = y, out
+    x = act(conv(x, cin, 576, 1), True)
+    p = name("pool")
+    nodes.append(helper.make_node("GlobalAveragePool", [x], [p]))
+    x = act(conv(p, 576, 1024, 1), True)
+    x = conv(x, 1024, classes, 1)
+    nodes.append(helper.make_node("Flatten", [x], ["logits"]))
+    graph = helper.make_graph(
+        nodes, "mobilenet_v3_small",
+        [helper.make_tensor_value_info("crop", TensorProto.FLOAT, ["N", 3, height, width])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, str(path))
+    return int(sum(np.prod(t.dims) for t in inits))
+
+
+def pin_one_core() -> str:
+    cv2.setNumThreads(1)
+    if hasattr(os, "sched_setaffinity"):
+        cpu = min(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpu})
+        return f"pinned to CPU {cpu}"
+    return "not pinned (no sched_setaffinity here)"
+
+
+def timed(fn, repeats: int, warmup: int = 5) -> list[float]:
+    for _ in range(warmup):
+        fn()
+    out = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t) * 1000.0)
+    return out
+
+
+def summary(ms: list[float]) -> str:
+    ms = sorted(ms)
+    p95 = ms[min(len(ms) - 1, int(0.95 * len(ms)))]
+    return f"median {statistics.median(ms):7.3f} ms  p95 {p95:7.3f} ms  (n={len(ms)})"
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def scenes(n: int, seed: int = 7):
+    """Frames with one card lying in the deal zone (the placement case), 640x480."""
+    from rules.cards import DECKS
+    from vision.synth import make_scene
+
+    rng = np.random.default_rng(seed)
+    labels = DECKS["flip7"].labels
+    return [make_scene(rng, [labels[int(rng.integers(len(labels)))]], size=(640, 480), split="heldout")
+            for _ in range(n)]
+
+
+def idle_frames(frame: np.ndarray, n: int, seed: int = 3) -> list[np.ndarray]:
+    """The same still table with fresh sensor noise in every frame (nothing changed)."""
+    rng = np.random.default_rng(seed)
+    return [np.clip(frame.astype(np.int16) + rng.normal(0, 2.5, frame.shape).astype(np.int16), 0, 255).astype(np.uint8)
+            for _ in range(n)]
+
+
+def measure(name: str, classifier, frames, crops, repeats: int) -> dict:
+    print(f"\n== {name}")
+    rss0 = rss_mb()
+    classify_ms = timed(lambda: classifier.classify(crops[0]), repeats)
+    print(f"classifier per card (preprocess + run + reject rule): {summary(classify_ms)}")
+
+    detector = PlacementDetector(classifier)
+    still = idle_frames(frames[0][0], 50)
+    detector.feed(still[0], 0)
+    i = [0]
+
+    def idle():
+        i[0] += 1
+        detector.feed(still[i[0] % len(still)], i[0])
+    idle_ms = timed(idle, repeats * 2)
+    assert detector.state == "idle", "the idle frames disturbed the detector"
+    print(f"idle frame (nothing changed, 640x480):                {summary(idle_ms)}")
+
+    k = [0]
+
+    def placement():
+        frame, _ = frames[k[0] % len(frames)]
+        k[0] += 1
+        quads = find_cards(frame)
+        classifier.classify_batch([warp_card(frame, q) for q in quads[:1]])
+    place_ms = timed(placement, max(len(frames), repeats // 4), warmup=2)
+    print(f"placement (locate + warp + classify, 640x480):        {summary(place_ms)}")
+    print(f"resident memory added while measuring: {rss_mb() - rss0:.1f} MB")
+    return {"classify": statistics.median(classify_ms), "idle": statistics.median(idle_ms),
+            "placement": statistics.median(place_ms)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--deck", default="flip7")
+    parser.add_argument("--models-dir", default=None, help="folder with DECK.onnx and DECK.json")
+    parser.add_argument("--repeats", type=int, default=300)
+    args = parser.parse_args()
+
+    print(f"vision bench: {pin_one_core()}, onnxruntime 1 intra-op thread, no spinning, OpenCV threads "
+          f"{cv2.getNumThreads()}")
+    tracemalloc.start()
+    ours = CardClassifier.load(args.deck, args.models_dir)
+    spec = ours.spec
+    model_path = Path(ours.name)
+    print(f"our model: {model_path} ({model_path.stat().st_size / 1024:.0f} KiB), input "
+          f"{spec.width}x{spec.height}, {len(spec.classes)} classes")
+    frames = scenes(12)
+    crops = [warp_card(f, t[0].quad) for f, t in frames]
+    rss_start = rss_mb()
+    results = {"ours": measure("our model", ours, frames, crops, args.repeats)}
+    _, traced_peak = tracemalloc.get_traced_memory()
+    print(f"\npeak Python-side memory (tracemalloc) over our runs: {traced_peak / 1e6:.1f} MB; "
+          f"process peak RSS (ru_maxrss) so far: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB "
+          f"(RSS at start of measuring {rss_start:.0f} MB)")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, (h, w) in (("MobileNetV3-small at our input size", (spec.height, spec.width)),
+                              ("MobileNetV3-small at 224x224", (224, 224))):
+            path = Path(tmp) / f"mnv3_{h}x{w}.onnx"
+            params = mobilenet_v3_small(path, h, w, len(spec.classes))
+            rss0 = rss_mb()
+            base_spec = ModelSpec(spec.classes, spec.none_index, w, h, spec.rgb, spec.mean, spec.std,
+                                  spec.min_confidence, spec.min_margin)
+            baseline = CardClassifier(_session(path), base_spec, name=str(path))
+            key = f"{h}x{w}"
+            results[key] = measure(f"{label} ({params / 1e6:.2f} M parameters, "
+                                   f"{path.stat().st_size / 1e6:.1f} MB)", baseline, frames, crops, args.repeats)
+            print(f"session resident memory: {rss_mb() - rss0:.1f} MB")
+
+    ours = results["ours"]
+    print("\n== ratios (baseline / ours, higher = ours faster)")
+    for key in [k for k in results if k != "ours"]:
+        base = results[key]
+        print(f"MobileNetV3-small {key}: per card {base['classify'] / ours['classify']:.1f}x, "
+              f"placement {base['placement'] / ours['placement']:.2f}x")
+    print("\n== targets: classifier <= 2 ms per card, idle frame <= 2 ms, placement <= 15 ms, "
+          ">= 5x faster per card than the baseline")
+    print(f"ours: classifier {ours['classify']:.3f} ms, idle {ours['idle']:.3f} ms, placement "
+          f"{ours['placement']:.2f} ms, per-card ratio at our input size "
+          f"{results[f'{spec.height}x{spec.width}']['classify'] / ours['classify']:.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""Identify the card in each image.
+
+Each IMAGE shows one card anywhere in the picture, or is a tight crop of one card. One JSON
+object per image is printed on its own line:
+
+  {"image": PATH, "label": LABEL or null, "confidence": 0.0-1.0, "reason": null or TEXT}
+
+label is null, with a reason, when the card is not read: "no card" (nothing that looks like a
+card), "not sure" (the model will not guess), or why the image could not be read.
+
+Exit status: 0 every image was read; 1 some image could not be read (the others are still
+classified); 2 the model could not be loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+log = logging.getLogger(__name__)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--deck", default="flip7", help="card deck the model is for (default: flip7)")
+    parser.add_argument("--models-dir", metavar="DIR",
+                        help="folder holding DECK.onnx and DECK.json (default: the bundled models)")
+    parser.add_argument("images", nargs="+", metavar="IMAGE", help="photo or crop of one card")
+
+
+def main(args: argparse.Namespace) -> int:
+    from vision.classifier import CardClassifier, ModelError
+
+    try:
+        classifier = CardClassifier.load(args.deck, args.models_dir)
+    except ModelError as error:
+        print(f"tablemate classify: {error}", file=sys.stderr)
+        return 2
+    status = 0
+    for i, path in enumerate(args.images, 1):
+        image, problem = read_image(path)
+        if image is None:
+            print(f"tablemate classify: {path}: {problem}", file=sys.stderr)
+            result = {"image": path, "label": None, "confidence": 0.0, "reason": problem}
+            status = 1
+        else:
+            prediction = read_single_card(classifier, image)
+            result = {"image": path, "label": prediction.label,
+                      "confidence": round(prediction.confidence, 4), "reason": prediction.reason}
+        print(json.dumps(result), flush=True)
+        if i % 100 == 0:
+            log.info("%d of %d images classified", i, len(args.images))
+    return status
+
+
+def read_image(path: str):
+    """(BGR image, None) or (None, why it cannot be read)."""
+    import os
+
+    import cv2
+
+    if not os.path.exists(path):
+        return None, "unreadable image: no such file"
+    if os.path.isdir(path):
+        return None, "unreadable image: it is a folder"
+    try:
+        image = cv2.imread(path, cv2.IMREAD_COLOR)
+    except cv2.error as error:
+        return None, f"unreadable image: {error}"
+    if image is None or image.size == 0:
+        return None, "unreadable image: not an image file OpenCV can decode"
+    return image, None
+
+
+def read_single_card(classifier, image):
+    """The one card in the image: located anywhere in it, or the whole image as a tight crop.
+
+    Every located card and the whole picture are classified in one batch; the most confident
+    accepted reading wins. If none is accepted, "not sure" (something card-like that the model
+    will not name) is reported before "no card"."""
+    import cv2
+
+    from vision.classifier import NOT_SURE
+    from vision.geometry import CANON_H, CANON_W, warp_card
+    from vision.locate import find_cards
+
+    crops = [warp_card(image, quad) for quad in find_cards(image)[:4]]
+    whole = image if image.shape[0] >= image.shape[1] else cv2.rotate(image, cv2.ROTATE_90_CLOCKWISE)
+    crops.append(cv2.resize(whole, (CANON_W, CANON_H), interpolation=cv2.INTER_AREA))
+    predictions = classifier.classify_batch(crops)
+    accepted = [p for p in predictions if p.label is not None]
+    if accepted:
+        return max(accepted, key=lambda p: p.confidence)
+    unsure = [p for p in predictions if p.reason == NOT_SURE]
+    return max(unsure or predictions, key=lambda p: p.confidence)

@@ -1,0 +1,75 @@
+"""Find and identify every card lying apart in one photo.
+
+Prints one JSON object:
+
+  {"cards": [{"label": LABEL or null, "confidence": 0.0-1.0, "reason": null or TEXT,
+              "corners": [[x, y], [x, y], [x, y], [x, y]]}, ...], "score": N or null}
+
+Corners are image pixels, clockwise from the card's top-left as it lies (long side vertical).
+A card the model will not name has label null and reason "not sure"; shapes the model says are
+no card are left out. With --score (Flip 7 only) "score" is the Flip 7 score of the row of
+cards (numbers summed, x2 doubles them, +N added, +15 for seven different numbers); it is null
+when a card could not be read, because a guessed score is worse than none.
+
+Exit status: 0 read; 1 the image could not be read; 2 the model could not be loaded or --score
+was asked for a deck that has no row score.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+log = logging.getLogger(__name__)
+
+SCORED_DECKS = ("flip7",)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--deck", default="flip7", help="card deck the model is for (default: flip7)")
+    parser.add_argument("--models-dir", metavar="DIR",
+                        help="folder holding DECK.onnx and DECK.json (default: the bundled models)")
+    parser.add_argument("--score", action="store_true", help="add the Flip 7 score of the cards seen")
+    parser.add_argument("image", metavar="IMAGE", help="photo of cards lying apart on a table")
+
+
+def main(args: argparse.Namespace) -> int:
+    from vision.classifier import NO_CARD, CardClassifier, ModelError
+    from vision.classify_cmd import read_image
+    from vision.geometry import warp_card
+    from vision.locate import find_cards
+
+    if args.score and args.deck not in SCORED_DECKS:
+        print(f"tablemate scan: --score is only defined for {', '.join(SCORED_DECKS)}", file=sys.stderr)
+        return 2
+    try:
+        classifier = CardClassifier.load(args.deck, args.models_dir)
+    except ModelError as error:
+        print(f"tablemate scan: {error}", file=sys.stderr)
+        return 2
+    image, problem = read_image(args.image)
+    if image is None:
+        print(f"tablemate scan: {args.image}: {problem}", file=sys.stderr)
+        return 1
+    quads = find_cards(image)
+    predictions = classifier.classify_batch([warp_card(image, q) for q in quads])
+    cards = []
+    for quad, prediction in sorted(zip(quads, predictions), key=lambda qp: (qp[0][:, 0].mean(), qp[0][:, 1].mean())):
+        if prediction.reason == NO_CARD:
+            continue
+        cards.append({"label": prediction.label, "confidence": round(prediction.confidence, 4),
+                      "reason": prediction.reason,
+                      "corners": [[round(float(x), 1), round(float(y), 1)] for x, y in quad]})
+    log.info("%s: %d cards found, %d read", args.image, len(cards), sum(c["label"] is not None for c in cards))
+    score = None
+    if args.score:
+        if all(c["label"] is not None for c in cards):
+            from rules.flip7 import score_row
+
+            score = score_row([c["label"] for c in cards])
+        else:
+            print("tablemate scan: a card could not be read, so no score is given", file=sys.stderr)
+    print(json.dumps({"cards": cards, "score": score}))
+    return 0
