@@ -1,10 +1,17 @@
-"""The Flip 7 engine (spec/flip7.md).
+"""The Flip 7 engine (spec/flip7.md), and the table machinery its variants share.
+
+`FlipTableState` is what Flip 7 and Flip 7: Vengeance (rules/vengeance.py) have in common: the deck
+and discard pile carried across rounds, the initial deal and the turns, stops, nested dealing, round
+ends, totals and the winner, copying and saving. Each game's class adds what a card does when a
+player receives it, its choices, its scoring and its bust odds.
 
 The state is a handful of flat lists indexed by player and by card id, so that applying an event,
 cloning and bust odds stay cheap on a Pi. Control flow that the rules nest — a Flip Three inside
 the deal, set-aside actions chosen and then played one by one, a Flip Three set off by a set-aside
 Flip Three — is an explicit stack of frames; `_settle` runs the stack after every event until the
-game waits for the table again: a card for a player, a stop, or a choice.
+game waits for the table again: a card for a player, a stop, or a choice. A frame
+["flip", target, cards left, set-aside cards, ...] deals cards to one player; the other frame
+kinds belong to each game.
 
 Every public mutator validates first and mutates after, so a refused event leaves the state exactly
 as it was.
@@ -54,35 +61,49 @@ def score_row(labels: list[str] | tuple[str, ...]) -> int:
     return total + (FLIP7_BONUS if len(numbers) >= FLIP7_COUNT else 0)
 
 
-def _parse_options(options: dict[str, str], n_players: int) -> tuple[str, int]:
+def parse_decks(options: dict[str, str], known: tuple[str, ...], game: str, n_players: int) -> int:
+    """Refuse unknown options; the number of decks (two beyond 18 players unless set)."""
     for key in options:
-        if key not in OPTIONS:
-            raise ValueError(f"unknown option {key!r} for flip7 (known: {', '.join(OPTIONS)})")
-    set_aside = options.get("set_aside_after_bust", "play")
-    if set_aside not in OPTIONS["set_aside_after_bust"]:
-        raise ValueError("option set_aside_after_bust must be play or discard")
+        if key not in known:
+            raise ValueError(f"unknown option {key!r} for {game} (known: {', '.join(known)})")
     decks_text = options.get("decks", "1" if n_players <= 18 else "2")
     if not decks_text.isdigit() or not 1 <= int(decks_text) <= 4:
         raise ValueError("option decks must be a whole number from 1 to 4")
-    return set_aside, int(decks_text)
+    return int(decks_text)
 
 
-class Flip7State:
-    game = "flip7"
-    __slots__ = ("players", "seat", "set_aside_after_bust", "decks", "deck", "deck_left", "discard",
-                 "discard_left", "totals", "results", "round", "dealer_index", "over", "winner", "cards",
-                 "numbers", "distinct", "number_sum", "plus", "doubled", "has_second_chance", "standing",
-                 "dealing", "deal_pos", "turn_owner", "advance", "stack", "choice", "flip7",
-                 "round_ended", "turn_index")
+class FlipTableState:
+    """The table machinery of Flip 7 and its variants (see the module docstring).
+
+    A game class sets the class attributes below and provides the hooks: `_configure` (options),
+    `_new_round_fields` (its per-player lists), `apply`, `_receive` (a card dealt to a player),
+    `_after_flip` / `_step_frame` (what a finished dealing frame sets off; the game's own frames),
+    `_frame_cards` (cards a frame holds), `_choice_card`, `_waiting_reason`, `_dealing_words`,
+    `_score`, `pending`, `bust_odds`, `legal_events`, `_restore` (after loading)."""
+    game: str
+    title: str                           # the game's name in refusals
+    DECK = DECK
+    LABELS = LABELS
+    CARD_ID = CARD_ID
+    _OPTION_FIELDS: tuple[str, ...]      # set from the options, saved
+    _PLAYER_FIELDS: tuple[str, ...]      # flat per-player lists reset every round
+    _ROUND_FIELDS: tuple[str, ...] = ()  # other per-round values of the game
+    _COMMON_FIELDS = ("deck", "deck_left", "discard", "discard_left", "totals", "round", "dealer_index",
+                      "over", "winner", "cards", "standing", "dealing", "deal_pos", "turn_owner", "advance",
+                      "stack", "choice", "flip7", "round_ended", "turn_index")
+
+    __slots__ = ("players", "seat", "decks", "deck", "deck_left", "discard", "discard_left", "totals",
+                 "results", "round", "dealer_index", "over", "winner", "cards", "standing", "dealing",
+                 "deal_pos", "turn_owner", "advance", "stack", "choice", "flip7", "round_ended", "turn_index")
 
     def __init__(self, config: GameConfig):
         self.players = tuple(config.players)
         self.seat = _seats(self.players)
         n = len(self.players)
-        self.set_aside_after_bust, self.decks = _parse_options(config.options, n)
-        self.deck = [DECK.copies[label] * self.decks for label in LABELS]
+        self._configure(config.options, n)
+        self.deck = self.full_deck()
         self.deck_left = sum(self.deck)
-        self.discard = [0] * N_CARDS
+        self.discard = [0] * len(self.LABELS)
         self.discard_left = 0
         self.totals = [0] * n
         self.results: list[RoundResult] = []
@@ -93,25 +114,23 @@ class Flip7State:
         self._start_round(self.dealer_index)
         self._settle([])
 
+    def full_deck(self) -> list[int]:
+        return [self.DECK.copies[label] * self.decks for label in self.LABELS]
+
     # ---- round set-up -------------------------------------------------------------------
     def _start_round(self, dealer: int) -> None:
         n = len(self.players)
         self.round += 1
         self.dealer_index = dealer
         self.cards: list[list[int]] = [[] for _ in range(n)]   # cards in front, in order received
-        self.numbers = [0] * n                                # bitmask of number values held
-        self.distinct = [0] * n                               # how many different numbers
-        self.number_sum = [0] * n
-        self.plus = [0] * n                                   # sum of +N modifiers
-        self.doubled = [False] * n                            # holds x2
-        self.has_second_chance = [False] * n
+        self._new_round_fields(n)
         self.standing = [ACTIVE] * n
         self.dealing = True
         self.deal_pos = 0                                     # index into the deal order
         self.turn_owner = (dealer + 1) % n
         self.advance = False                                  # move the deal/turn on once settled
         self.stack: list[list] = []
-        self.choice: tuple | None = None                     # (purpose, by, options, card, drawer)
+        self.choice = None                                    # what the table must choose; per game
         self.flip7 = -1
         self.round_ended = False
         self.turn_index = -1
@@ -124,19 +143,13 @@ class Flip7State:
         return self.players[self.turn_index] if self.turn_index >= 0 else None
 
     @property
-    def pending(self) -> Pending | None:
-        if self.choice is None:
-            return None
-        purpose, by, options, card, _ = self.choice
-        return Pending("target", self.players[by], tuple(self.players[i] for i in options), LABELS[card])
-
-    @property
     def dealer(self) -> str:
         return self.players[self.dealer_index]
 
     @property
     def rows(self) -> dict[str, list[str]]:
-        return {name: [LABELS[c] for c in self.cards[i]] for i, name in enumerate(self.players)}
+        labels = self.LABELS
+        return {name: [labels[c] for c in self.cards[i]] for i, name in enumerate(self.players)}
 
     @property
     def status(self) -> dict[str, str]:
@@ -155,6 +168,347 @@ class Flip7State:
         if self.deck_left:
             return self.deck, self.deck_left
         return self.discard, self.discard_left
+
+    def round_score(self, name: str) -> int:
+        """`name`'s score for this round so far."""
+        return self._score(self._player(name))
+
+    def turn_score(self) -> int:
+        """The score so far this round of the player on turn (0 when nobody is)."""
+        return self._score(self.turn_index) if self.turn_index >= 0 else 0
+
+    def stop_allowed(self) -> bool:
+        if self.choice is None and not (self.over or self.stack or self.dealing):
+            return True                          # the common case, on a normal turn
+        return self._stop_refusal(None) is None
+
+    def card_counts(self) -> dict[str, int]:
+        counts, _ = self.effective_deck()
+        labels = self.LABELS
+        return {labels[i]: c for i, c in enumerate(counts) if c}
+
+    def draw_pile(self) -> tuple[tuple[str, ...], list[int], int]:
+        """(labels, copies of each the next card may be, how many cards that is)."""
+        counts, total = self.effective_deck()
+        return self.LABELS, counts, total
+
+    # ---- events ------------------------------------------------------------------------------
+    def _player(self, name: str) -> int:
+        i = self.seat.get(name)
+        if i is None:
+            i = self.seat.get(name.lower())
+            if i is None:
+                raise Refused(f"there is no player called {name}")
+        return i
+
+    def _refuse_if_waiting(self, what: str) -> None:
+        if self.over:
+            raise Refused(f"the game is over: no {what} now")
+        if self.choice is not None:
+            raise Refused(self._waiting_reason())
+
+    def _card(self, event: Card) -> list[Notice]:
+        if self.over or self.choice is not None:
+            self._refuse_if_waiting("card")
+        card_id = self.CARD_ID
+        cid = card_id.get(event.label)
+        if cid is None:
+            cid = card_id.get(event.label.lower())
+            if cid is None:
+                raise Refused(f"{event.label} is not a card of the {self.title} deck")
+        if self.deck_left:
+            counts, total = self.deck, self.deck_left
+        else:
+            counts, total = self.discard, self.discard_left
+        if not total:
+            raise Refused("the deck and the discard pile are both empty: there is no card to turn")
+        if counts[cid] == 0:
+            raise Refused(f"no {self.LABELS[cid]} is left in the deck")
+        to = self.turn_index
+        if event.to is not None:
+            named = self._player(event.to)
+            if named != to:
+                self._check_redirect(named)
+                to = named
+        notices: list[Notice] = []
+        if not self.deck_left:
+            self._reshuffle(notices)
+        self.deck[cid] -= 1
+        self.deck_left -= 1
+        if self.stack:                         # a card of a Flip Three (or of the variant's dealing frames)
+            self.stack[-1][2] -= 1
+            self._receive(to, cid, True, notices)
+        else:
+            if to != self.turn_index:                # the table dealt to someone else: play goes on from them
+                self.turn_owner = to
+            self.advance = True
+            self._receive(to, cid, False, notices)
+        self._settle(notices)
+        return notices
+
+    def _check_redirect(self, named: int) -> None:
+        name = self.players[named]
+        if self.standing[named] != ACTIVE:
+            raise Refused(f"{name} is out of this round ({STATUS_NAMES[self.standing[named]]})")
+        expected = self.players[self.turn_index]
+        if self.stack:
+            raise Refused(f"this card goes to {expected}, who is being dealt {self._dealing_words(self.stack[-1])}")
+        if self.dealing:
+            raise Refused(f"the initial deal goes round in order: this card goes to {expected}")
+
+    def _stop_refusal(self, name: str | None) -> str | None:
+        if self.over:
+            return "the game is over"
+        if self.choice is not None:
+            return self._waiting_reason()
+        turn = self.players[self.turn_index]
+        if name is not None and self._player(name) != self.turn_index:
+            named = self.players[self._player(name)]
+            if self.standing[self._player(name)] != ACTIVE:
+                return f"{named} is already out of this round"
+            return f"it is {turn}'s turn, not {named}'s"
+        if self.stack:
+            return f"{turn} is being dealt {self._dealing_words(self.stack[-1])} and cannot stop now"
+        if self.dealing and not self.cards[self.turn_index]:
+            return f"{turn} gets a first card in the initial deal and cannot stop yet"
+        return self._stop_forbidden(self.turn_index)
+
+    def _stop_forbidden(self, player: int) -> str | None:
+        """Why the rules of the game forbid `player` to stop on their turn, if they do."""
+        return None
+
+    def _stop(self, event: Stop) -> list[Notice]:
+        refusal = self._stop_refusal(event.player)
+        if refusal:
+            raise Refused(refusal)
+        p = self.turn_index
+        self.standing[p] = STOPPED
+        notices = [Notice("stop", self.players[p], self._score(p))]
+        self.advance = True
+        self._settle(notices)
+        return notices
+
+    def _shuffle(self) -> list[Notice]:
+        if self.over:
+            raise Refused("the game is over")
+        if not self.discard_left:
+            raise Refused("the discard pile is empty: there is nothing to shuffle in")
+        notices: list[Notice] = []
+        self._reshuffle(notices)
+        return notices
+
+    # ---- mechanics -------------------------------------------------------------------------
+    def _reshuffle(self, notices: list[Notice]) -> None:
+        deck, discard = self.deck, self.discard
+        for i in range(len(deck)):
+            deck[i] += discard[i]
+            discard[i] = 0
+        self.deck_left += self.discard_left
+        self.discard_left = 0
+        notices.append(Notice("shuffled", None, self.deck_left))
+
+    def _to_discard(self, cid: int) -> None:
+        self.discard[cid] += 1
+        self.discard_left += 1
+
+    def _settle(self, notices: list[Notice]) -> None:
+        """Run the rules forward until the table must act: a card, a stop or a choice."""
+        if self.advance and not (self.dealing or self.stack or self.round_ended or self.choice):
+            # the common case: a turn ended with nothing left to resolve
+            self.advance = False
+            if ACTIVE in self.standing and (self.deck_left or self.discard_left):
+                self.turn_index = self.turn_owner = self._next_active(self.turn_owner + 1)
+                return
+            self.round_ended = True
+        self.turn_index = -1
+        while not self.over:
+            if self.choice is not None:
+                return
+            if not (self.deck_left or self.discard_left or self.round_ended):
+                # Ruling (the spec is silent): every card is on the table, none can be turned, so
+                # the round ends as if everyone still in had stopped.
+                self.round_ended = True
+            if self.round_ended:
+                self._end_round(notices)
+                continue
+            if self.stack:
+                frame = self.stack[-1]
+                if frame[0] == "flip":
+                    if frame[2] > 0 and self.standing[frame[1]] != BUSTED:
+                        self.turn_index = frame[1]
+                        return
+                    self.stack.pop()
+                    self._after_flip(frame, notices)
+                else:
+                    self._step_frame(frame, notices)
+                continue
+            if self.advance:
+                self.advance = False
+                if self.dealing:
+                    self.deal_pos += 1
+                else:
+                    self.turn_owner = self._next_active(self.turn_owner + 1)
+            if ACTIVE not in self.standing:
+                self.round_ended = True
+                continue
+            n = len(self.players)
+            if self.dealing:
+                while self.deal_pos < n and self.standing[(self.dealer_index + 1 + self.deal_pos) % n] != ACTIVE:
+                    self.deal_pos += 1
+                if self.deal_pos < n:
+                    self.turn_index = (self.dealer_index + 1 + self.deal_pos) % n
+                    return
+                self.dealing = False
+                self.turn_owner = self._next_active(self.dealer_index + 1)
+            elif self.standing[self.turn_owner] != ACTIVE:
+                self.turn_owner = self._next_active(self.turn_owner)
+            self.turn_index = self.turn_owner
+            return
+
+    def _next_active(self, start: int) -> int:
+        n = len(self.players)
+        for k in range(n):
+            i = (start + k) % n
+            if self.standing[i] == ACTIVE:
+                return i
+        return start % n
+
+    def _round_scores(self) -> list[int]:
+        return [self._score(i) for i in range(len(self.players))]
+
+    def _end_round(self, notices: list[Notice]) -> None:
+        self.round_ended = False
+        n = len(self.players)
+        scores = self._round_scores()
+        for i in range(n):
+            self.totals[i] += scores[i]
+        result = RoundResult(
+            self.round, self.players[self.dealer_index],
+            {self.players[i]: scores[i] for i in range(n)},
+            self.players[self.flip7] if self.flip7 >= 0 else None,
+            tuple(self.players[i] for i in range(n) if self.standing[i] == BUSTED))
+        self.results.append(result)
+        notices.append(Notice("round_over", None, result))
+        # set-aside cards still waiting (a Flip 7 ended the round) go to the discard pile
+        for frame in self.stack:
+            for cid in self._frame_cards(frame):
+                self._to_discard(cid)
+        self.stack = []
+        self.choice = None
+        best = max(self.totals)
+        leaders = [i for i in range(n) if self.totals[i] == best]
+        if best >= WINNING_TOTAL and len(leaders) == 1:
+            self.over = True
+            self.winner = leaders[0]
+            self.turn_index = -1
+            notices.append(Notice("game_over", self.players[self.winner]))
+            return
+        for row in self.cards:
+            for cid in row:
+                self._to_discard(cid)
+        self._start_round((self.dealer_index + 1) % n)
+
+    def cards_everywhere(self) -> list[int]:
+        """How many of each card are in the deck, the discard pile, in front of players, set aside
+        and awaiting a choice: the deck composition, always (the conservation law the tests check)."""
+        total = [self.deck[i] + self.discard[i] for i in range(len(self.deck))]
+        for row in self.cards:
+            for cid in row:
+                total[cid] += 1
+        for frame in self.stack:
+            for cid in self._frame_cards(frame):
+                total[cid] += 1
+        cid = self._choice_card()
+        if cid is not None:
+            total[cid] += 1
+        return total
+
+    # ---- copying and saving ---------------------------------------------------------------
+    def clone(self):
+        twin = copy.copy(self)
+        for name in ("deck", "discard", "totals", "standing") + self._PLAYER_FIELDS:
+            setattr(twin, name, list(getattr(self, name)))
+        twin.cards = [list(r) for r in self.cards]
+        twin.results = list(self.results)
+        twin.stack = copy.deepcopy(self.stack)
+        return twin
+
+    def _fields(self) -> tuple[str, ...]:
+        return self._OPTION_FIELDS + self._COMMON_FIELDS + self._PLAYER_FIELDS + self._ROUND_FIELDS
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {name: copy.deepcopy(getattr(self, name)) for name in self._fields()}
+        d["results"] = [r.to_json() for r in self.results]
+        return {"version": STATE_VERSION, "game": self.game, "players": list(self.players), "state": d}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]):
+        if data.get("version") != STATE_VERSION or data.get("game") != cls.game:
+            raise ValueError(f"not a version-{STATE_VERSION} {cls.game} state")
+        state = cls.__new__(cls)
+        state.players = tuple(data["players"])
+        state.seat = _seats(state.players)
+        d = data["state"]
+        fields = state._fields()
+        missing = [name for name in fields if name not in d]
+        if missing:
+            raise ValueError(f"state is missing {', '.join(missing)}")
+        for name in fields:
+            setattr(state, name, copy.deepcopy(d[name]))
+        state.results = [RoundResult.from_json(r) for r in d["results"]]
+        state._restore()
+        return state
+
+    def _restore(self) -> None:
+        """Bring JSON-loaded fields (lists) back to the types the game keeps in memory."""
+
+    # ---- for the JSON summary ---------------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        turn = self.turn
+        pending = self.pending
+        odds = self.bust_odds()
+        return {
+            "round": self.round,
+            "dealer": self.dealer,
+            "turn": turn,
+            "pending": pending.to_json() if pending else None,
+            "rows": self.rows,
+            "status": self.status,
+            "bust_odds": {turn: round(odds, 4)} if turn is not None and odds is not None else {},
+            "deck_left": self.deck_left,
+            "discard": self.discard_left,
+        }
+
+
+class Flip7State(FlipTableState):
+    game = "flip7"
+    title = "Flip 7"
+    _OPTION_FIELDS = ("set_aside_after_bust", "decks")
+    _PLAYER_FIELDS = ("numbers", "distinct", "number_sum", "plus", "doubled", "has_second_chance")
+    __slots__ = ("set_aside_after_bust",) + _PLAYER_FIELDS
+
+    def _configure(self, options: dict[str, str], n_players: int) -> None:
+        self.decks = parse_decks(options, tuple(OPTIONS), "flip7", n_players)
+        self.set_aside_after_bust = options.get("set_aside_after_bust", "play")
+        if self.set_aside_after_bust not in OPTIONS["set_aside_after_bust"]:
+            raise ValueError("option set_aside_after_bust must be play or discard")
+
+    def _new_round_fields(self, n: int) -> None:
+        self.numbers = [0] * n                                # bitmask of number values held
+        self.distinct = [0] * n                               # how many different numbers
+        self.number_sum = [0] * n
+        self.plus = [0] * n                                   # sum of +N modifiers
+        self.doubled = [False] * n                            # holds x2
+        self.has_second_chance = [False] * n
+        # self.choice: (purpose, by, options, card, drawer)
+
+    # ---- public view ----------------------------------------------------------------------
+    @property
+    def pending(self) -> Pending | None:
+        if self.choice is None:
+            return None
+        purpose, by, options, card, _ = self.choice
+        return Pending("target", self.players[by], tuple(self.players[i] for i in options), LABELS[card])
 
     def bust_odds(self) -> float | None:
         """Chance that the next card busts the player on turn; 0 while they hold a Second Chance."""
@@ -188,33 +542,11 @@ class Flip7State:
         return _bust_within(tuple(numbers), counts[SECOND_CHANCE], neutral, self.numbers[target],
                             self.has_second_chance[target], self.distinct[target], left)
 
-    def round_score(self, name: str) -> int:
-        """`name`'s score for this round so far (0 once busted)."""
-        return self._score(self._player(name))
-
-    def turn_score(self) -> int:
-        """The score so far this round of the player on turn (0 when nobody is)."""
-        return self._score(self.turn_index) if self.turn_index >= 0 else 0
-
     def _score(self, player: int) -> int:
         if self.standing[player] == BUSTED:
             return 0
         total = self.number_sum[player] * (2 if self.doubled[player] else 1) + self.plus[player]
         return total + (FLIP7_BONUS if self.flip7 == player else 0)
-
-    def stop_allowed(self) -> bool:
-        if self.choice is None and not (self.over or self.stack or self.dealing):
-            return True                          # the common case, on a normal turn
-        return self._stop_refusal(None) is None
-
-    def card_counts(self) -> dict[str, int]:
-        counts, _ = self.effective_deck()
-        return {LABELS[i]: c for i, c in enumerate(counts) if c}
-
-    def draw_pile(self) -> tuple[tuple[str, ...], list[int], int]:
-        """(labels, copies of each the next card may be, how many cards that is)."""
-        counts, total = self.effective_deck()
-        return LABELS, counts, total
 
     # ---- events ------------------------------------------------------------------------------
     def apply(self, event) -> list[Notice]:
@@ -229,97 +561,12 @@ class Flip7State:
             return self._shuffle()
         raise Refused(f"{_event_word(event)} is not an event of Flip 7")
 
-    def _player(self, name: str) -> int:
-        i = self.seat.get(name)
-        if i is None:
-            i = self.seat.get(name.lower())
-            if i is None:
-                raise Refused(f"there is no player called {name}")
-        return i
+    def _waiting_reason(self) -> str:
+        purpose, by, _, card, _ = self.choice
+        return f"{self.players[by]} must first choose {_choice_words(purpose, card)}"
 
-    def _refuse_if_waiting(self, what: str) -> None:
-        if self.over:
-            raise Refused(f"the game is over: no {what} now")
-        if self.choice is not None:
-            purpose, by, _, card, _ = self.choice
-            raise Refused(f"{self.players[by]} must first choose {_choice_words(purpose, card)}")
-
-    def _card(self, event: Card) -> list[Notice]:
-        if self.over or self.choice is not None:
-            self._refuse_if_waiting("card")
-        cid = CARD_ID.get(event.label)
-        if cid is None:
-            cid = CARD_ID.get(event.label.lower())
-            if cid is None:
-                raise Refused(f"{event.label} is not a card of the Flip 7 deck")
-        if self.deck_left:
-            counts, total = self.deck, self.deck_left
-        else:
-            counts, total = self.discard, self.discard_left
-        if not total:
-            raise Refused("the deck and the discard pile are both empty: there is no card to turn")
-        if counts[cid] == 0:
-            raise Refused(f"no {LABELS[cid]} is left in the deck")
-        to = self.turn_index
-        if event.to is not None:
-            named = self._player(event.to)
-            if named != to:
-                self._check_redirect(named)
-                to = named
-        notices: list[Notice] = []
-        if not self.deck_left:
-            self._reshuffle(notices)
-        self.deck[cid] -= 1
-        self.deck_left -= 1
-        if self.stack:                         # a card of a Flip Three
-            self.stack[-1][2] -= 1
-            self._receive(to, cid, True, notices)
-        else:
-            if to != self.turn_index:                # the table dealt to someone else: play goes on from them
-                self.turn_owner = to
-            self.advance = True
-            self._receive(to, cid, False, notices)
-        self._settle(notices)
-        return notices
-
-    def _check_redirect(self, named: int) -> None:
-        name = self.players[named]
-        if self.standing[named] != ACTIVE:
-            raise Refused(f"{name} is out of this round ({STATUS_NAMES[self.standing[named]]})")
-        expected = self.players[self.turn_index]
-        if self.stack:
-            raise Refused(f"this card goes to {expected}, who is being dealt a Flip Three")
-        if self.dealing:
-            raise Refused(f"the initial deal goes round in order: this card goes to {expected}")
-
-    def _stop_refusal(self, name: str | None) -> str | None:
-        if self.over:
-            return "the game is over"
-        if self.choice is not None:
-            purpose, by, _, card, _ = self.choice
-            return f"{self.players[by]} must first choose {_choice_words(purpose, card)}"
-        turn = self.players[self.turn_index]
-        if name is not None and self._player(name) != self.turn_index:
-            named = self.players[self._player(name)]
-            if self.standing[self._player(name)] != ACTIVE:
-                return f"{named} is already out of this round"
-            return f"it is {turn}'s turn, not {named}'s"
-        if self.stack:
-            return f"{turn} is being dealt a Flip Three and cannot stop now"
-        if self.dealing and not self.cards[self.turn_index]:
-            return f"{turn} gets a first card in the initial deal and cannot stop yet"
-        return None
-
-    def _stop(self, event: Stop) -> list[Notice]:
-        refusal = self._stop_refusal(event.player)
-        if refusal:
-            raise Refused(refusal)
-        p = self.turn_index
-        self.standing[p] = STOPPED
-        notices = [Notice("stop", self.players[p], self._score(p))]
-        self.advance = True
-        self._settle(notices)
-        return notices
+    def _dealing_words(self, frame: list) -> str:
+        return "a Flip Three"
 
     def _target(self, event: Target) -> list[Notice]:
         if self.over:
@@ -344,28 +591,7 @@ class Flip7State:
         self._settle(notices)
         return notices
 
-    def _shuffle(self) -> list[Notice]:
-        if self.over:
-            raise Refused("the game is over")
-        if not self.discard_left:
-            raise Refused("the discard pile is empty: there is nothing to shuffle in")
-        notices: list[Notice] = []
-        self._reshuffle(notices)
-        return notices
-
     # ---- mechanics -------------------------------------------------------------------------
-    def _reshuffle(self, notices: list[Notice]) -> None:
-        for i in range(N_CARDS):
-            self.deck[i] += self.discard[i]
-            self.discard[i] = 0
-        self.deck_left += self.discard_left
-        self.discard_left = 0
-        notices.append(Notice("shuffled", None, self.deck_left))
-
-    def _to_discard(self, cid: int) -> None:
-        self.discard[cid] += 1
-        self.discard_left += 1
-
     def _active(self, exclude: int = -1) -> list[int]:
         return [i for i, s in enumerate(self.standing) if s == ACTIVE and i != exclude]
 
@@ -438,69 +664,8 @@ class Flip7State:
             self.stack.append(["flip", target, FLIP_THREE_CARDS, []])
             notices.append(Notice("flip_three", self.players[target]))
 
-    def _settle(self, notices: list[Notice]) -> None:
-        """Run the rules forward until the table must act: a card, a stop or a choice."""
-        if self.advance and not (self.dealing or self.stack or self.round_ended or self.choice):
-            # the common case: a turn ended with nothing left to resolve
-            self.advance = False
-            if ACTIVE in self.standing and (self.deck_left or self.discard_left):
-                self.turn_index = self.turn_owner = self._next_active(self.turn_owner + 1)
-                return
-            self.round_ended = True
-        self.turn_index = -1
-        while not self.over:
-            if not (self.deck_left or self.discard_left or self.round_ended or self.choice):
-                # Ruling (the spec is silent): every card is on the table, none can be turned, so
-                # the round ends as if everyone still in had stopped.
-                self.round_ended = True
-            if self.round_ended:
-                self._end_round(notices)
-                continue
-            if self.choice is not None:
-                return
-            if self.stack:
-                frame = self.stack[-1]
-                if frame[0] == "flip":
-                    if frame[2] > 0 and self.standing[frame[1]] == ACTIVE:
-                        self.turn_index = frame[1]
-                        return
-                    self.stack.pop()
-                    self._after_flip(frame[1], frame[3], notices)
-                else:
-                    self._step_set_aside(frame, notices)
-                continue
-            if self.advance:
-                self.advance = False
-                if self.dealing:
-                    self.deal_pos += 1
-                else:
-                    self.turn_owner = self._next_active(self.turn_owner + 1)
-            if ACTIVE not in self.standing:
-                self.round_ended = True
-                continue
-            n = len(self.players)
-            if self.dealing:
-                while self.deal_pos < n and self.standing[(self.dealer_index + 1 + self.deal_pos) % n] != ACTIVE:
-                    self.deal_pos += 1
-                if self.deal_pos < n:
-                    self.turn_index = (self.dealer_index + 1 + self.deal_pos) % n
-                    return
-                self.dealing = False
-                self.turn_owner = self._next_active(self.dealer_index + 1)
-            elif self.standing[self.turn_owner] != ACTIVE:
-                self.turn_owner = self._next_active(self.turn_owner)
-            self.turn_index = self.turn_owner
-            return
-
-    def _next_active(self, start: int) -> int:
-        n = len(self.players)
-        for k in range(n):
-            i = (start + k) % n
-            if self.standing[i] == ACTIVE:
-                return i
-        return start % n
-
-    def _after_flip(self, target: int, set_aside: list[int], notices: list[Notice]) -> None:
+    def _after_flip(self, frame: list, notices: list[Notice]) -> None:
+        _, target, _, set_aside = frame
         if not set_aside:
             return
         if self.standing[target] == BUSTED:
@@ -515,7 +680,8 @@ class Flip7State:
         # [kind, chooser, [[card, target]...], next to choose, next to play, options]
         self.stack.append(["set_aside", target, [[cid, -1] for cid in set_aside], 0, 0, options])
 
-    def _step_set_aside(self, frame: list, notices: list[Notice]) -> None:
+    def _step_frame(self, frame: list, notices: list[Notice]) -> None:
+        """One step of a "set_aside" frame: choose the next target, or play the next card."""
         _, chooser, items, to_choose, to_play, options = frame
         if to_choose < len(items):
             # targets are chosen for all set-aside cards before any takes effect
@@ -536,100 +702,30 @@ class Flip7State:
             self._to_discard(cid)
             notices.append(Notice("discarded", self.players[target], LABELS[cid]))
 
-    def _end_round(self, notices: list[Notice]) -> None:
-        self.round_ended = False
-        n = len(self.players)
-        scores = [self._score(i) for i in range(n)]
-        for i in range(n):
-            self.totals[i] += scores[i]
-        result = RoundResult(
-            self.round, self.players[self.dealer_index],
-            {self.players[i]: scores[i] for i in range(n)},
-            self.players[self.flip7] if self.flip7 >= 0 else None,
-            tuple(self.players[i] for i in range(n) if self.standing[i] == BUSTED))
-        self.results.append(result)
-        notices.append(Notice("round_over", None, result))
-        # set-aside cards still waiting (a Flip 7 ended the round) go to the discard pile
-        for frame in self.stack:
-            for cid in (frame[3] if frame[0] == "flip" else [c for c, _ in frame[2][frame[4]:]]):
-                self._to_discard(cid)
-        self.stack = []
-        self.choice = None
-        best = max(self.totals)
-        leaders = [i for i in range(n) if self.totals[i] == best]
-        if best >= WINNING_TOTAL and len(leaders) == 1:
-            self.over = True
-            self.winner = leaders[0]
-            self.turn_index = -1
-            notices.append(Notice("game_over", self.players[self.winner]))
-            return
-        for row in self.cards:
-            for cid in row:
-                self._to_discard(cid)
-        self._start_round((self.dealer_index + 1) % n)
+    def _frame_cards(self, frame: list) -> list[int]:
+        return frame[3] if frame[0] == "flip" else [c for c, _ in frame[2][frame[4]:]]
+
+    def _choice_card(self) -> int | None:
+        # a drawn action or Second Chance awaiting its target (a set-aside one is in its frame)
+        if self.choice is not None and self.choice[0] != SET_ASIDE:
+            return self.choice[3]
+        return None
 
     # ---- copying and saving ---------------------------------------------------------------
-    def clone(self) -> "Flip7State":
-        twin = copy.copy(self)
-        for name in ("deck", "discard", "totals", "numbers", "distinct", "number_sum", "plus", "doubled",
-                     "has_second_chance", "standing"):
-            setattr(twin, name, list(getattr(self, name)))
-        twin.cards = [list(r) for r in self.cards]
-        twin.results = list(self.results)
-        twin.stack = copy.deepcopy(self.stack)
-        return twin
-
-    _FIELDS = ("set_aside_after_bust", "decks", "deck", "deck_left", "discard", "discard_left", "totals",
-               "round", "dealer_index", "over", "winner", "cards", "numbers", "distinct", "number_sum", "plus",
-               "doubled", "has_second_chance",
-               "standing", "dealing", "deal_pos", "turn_owner", "advance", "stack", "choice", "flip7",
-               "round_ended", "turn_index")
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {name: copy.deepcopy(getattr(self, name)) for name in self._FIELDS}
-        d["choice"] = list(self.choice) if self.choice else None
-        d["results"] = [r.to_json() for r in self.results]
-        return {"version": STATE_VERSION, "game": self.game, "players": list(self.players), "state": d}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Flip7State":
-        if data.get("version") != STATE_VERSION or data.get("game") != cls.game:
-            raise ValueError(f"not a version-{STATE_VERSION} {cls.game} state")
-        state = cls.__new__(cls)
-        state.players = tuple(data["players"])
-        state.seat = _seats(state.players)
-        d = data["state"]
-        missing = [name for name in cls._FIELDS if name not in d]
-        if missing:
-            raise ValueError(f"state is missing {', '.join(missing)}")
-        for name in cls._FIELDS:
-            setattr(state, name, copy.deepcopy(d[name]))
-        if state.choice is not None:
-            purpose, by, options, card, drawer = state.choice
-            state.choice = (purpose, by, tuple(options), card, drawer)
-        state.stack = [_restore_frame(f) for f in state.stack]
-        state.results = [RoundResult.from_json(r) for r in d["results"]]
-        return state
+    def _restore(self) -> None:
+        if self.choice is not None:
+            purpose, by, options, card, drawer = self.choice
+            self.choice = (purpose, by, tuple(options), card, drawer)
+        for frame in self.stack:
+            if frame[0] == "set_aside":
+                frame[5] = list(frame[5])
 
     # ---- for the JSON summary ---------------------------------------------------------------
     def summary(self) -> dict[str, Any]:
-        turn = self.turn
-        pending = self.pending
-        odds = self.bust_odds()
-        state = {
-            "round": self.round,
-            "dealer": self.dealer,
-            "turn": turn,
-            "pending": pending.to_json() if pending else None,
-            "rows": self.rows,
-            "status": self.status,
-            "bust_odds": {turn: round(odds, 4)} if turn is not None and odds is not None else {},
-            "deck_left": self.deck_left,
-            "discard": self.discard_left,
-        }
+        state = super().summary()
         flip_odds = self.flip_bust_odds()
         if flip_odds is not None:
-            state["flip_three_bust_odds"] = {turn: round(flip_odds, 4)}
+            state["flip_three_bust_odds"] = {self.turn: round(flip_odds, 4)}
         return state
 
     def legal_events(self) -> list:
@@ -643,35 +739,12 @@ class Flip7State:
             events.append(Stop())
         return events
 
-    def cards_everywhere(self) -> list[int]:
-        """How many of each card are in the deck, the discard pile, in front of players and set
-        aside: the deck composition, always (the conservation law the tests check)."""
-        total = [self.deck[i] + self.discard[i] for i in range(N_CARDS)]
-        for row in self.cards:
-            for cid in row:
-                total[cid] += 1
-        for frame in self.stack:
-            for cid in (frame[3] if frame[0] == "flip" else [c for c, _ in frame[2][frame[4]:]]):
-                total[cid] += 1
-        if self.choice is not None and self.choice[0] != SET_ASIDE:
-            total[self.choice[3]] += 1         # a drawn action or Second Chance awaiting its target
-        return total
-
-    def full_deck(self) -> list[int]:
-        return [DECK.copies[label] * self.decks for label in LABELS]
-
 
 def _seats(players: tuple[str, ...]) -> dict[str, int]:
     """Name -> seat index, under the name as written and in lower case (names are case-insensitive)."""
     seats = {name.lower(): i for i, name in enumerate(players)}
     seats.update({name: i for i, name in enumerate(players)})
     return seats
-
-
-def _restore_frame(frame: list) -> list:
-    if frame[0] == "set_aside":
-        frame[5] = list(frame[5])
-    return frame
 
 
 def _choice_words(purpose: str, card: int) -> str:
