@@ -45,8 +45,9 @@ def find_cards(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01, max_area_f
     min_area_frac / max_area_frac bound a card's area as a share of the frame; min_support is
     the share of a card's outline that must lie on image edges (fingers over a card lower it);
     min_score also asks the colour to differ across the outline (support x contrast share).
-    extra_mask (uint8, frame size, optional) adds regions known to hold something new, e.g. the
-    change against an empty table, as another source of outlines."""
+    extra_mask (uint8, frame size, optional) marks where something new is, e.g. the change
+    against the table as it was: its regions are outlines to try too, and a quad's score is
+    scaled by the share of it lying in the mask, so the new card beats table texture around it."""
     return [c.quad for c in locate_candidates(frame_bgr, min_area_frac=min_area_frac,
                                               max_area_frac=max_area_frac, min_support=min_support,
                                               min_score=min_score, extra_mask=extra_mask)]
@@ -74,6 +75,7 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
     proposals = [c * 2 for c in _region_contours(half, min_area / 4)]
     proposals += _contours(cv2.morphologyEx(edges, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8)),
                            cv2.RETR_LIST, min_area)
+    mask = None
     if extra_mask is not None:
         mask = extra_mask if scale == 1.0 else cv2.resize(extra_mask, (w, h), interpolation=cv2.INTER_NEAREST)
         proposals += _contours(mask, cv2.RETR_EXTERNAL, min_area)
@@ -93,6 +95,8 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
             support = _edge_support(support_map, quad)
             score = support * _border_contrast(ycc, quad)
             if support >= min_support and score >= min_score:
+                if mask is not None:    # rank by how much of the quad is the new thing
+                    score *= _share(mask, quad)
                 found.append(Candidate(quad, score))
     result = []
     for c in _suppress(found):
@@ -223,6 +227,14 @@ def _edge_support(support_map: np.ndarray, quad: np.ndarray) -> float:
     hits = np.zeros(len(pts), bool)
     hits[inside] = support_map[pts[inside, 1], pts[inside, 0]] > 0
     return float(hits.mean())
+
+
+def _share(mask: np.ndarray, quad: np.ndarray) -> float:
+    """Share of the quad's area where the mask is set."""
+    region = np.zeros_like(mask)
+    cv2.fillConvexPoly(region, np.round(quad).astype(np.int32), 255)
+    total = cv2.countNonZero(region)
+    return cv2.countNonZero(cv2.bitwise_and(region, mask)) / total if total else 0.0
 
 
 def _border_contrast(ycc: np.ndarray, quad: np.ndarray, step: float = 3.0) -> float:
