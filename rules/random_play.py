@@ -7,7 +7,8 @@ import random
 
 from rules.core import GameConfig
 from rules import uno_flip as uno
-from rules.events import Caught, Card, Challenge, Color, Draw, Hand, Pass, Play, Start, Stop, Target, Top, Uno
+from rules.events import (Bonus, Caught, Card, Challenge, Color, Draw, Hand, Pass, Penalize, Play, Start, Stop,
+                          SwapCards, Take, Target, Top, Uno)
 from rules.match import Match
 
 
@@ -34,10 +35,26 @@ class RandomTable:
     def next_event(self, state):
         pending = state.pending
         if pending is not None:
-            return Target(self.rng.choice(pending.options))
+            return answer(pending.kind, self.rng.choice(pending.options))
         if state.stop_allowed() and (state.turn_score() >= self.greed or self.rng.random() < 0.05):
             return STOP
         return self.next_card(state)
+
+
+def answer(kind: str, option):
+    """The event that gives `option` of a pending choice of `kind`, as `Pending.options` shows it:
+    a name (target), [name, label] (card), [[name, label], [name, label]] (swap), "bonus" or
+    "penalize NAME" (flip7)."""
+    if kind == "target":
+        return Target(option)
+    if kind == "card":
+        return Take(option[0], option[1])
+    if kind == "swap":
+        (a, a_label), (b, b_label) = option
+        return SwapCards(a, a_label, b, b_label)
+    if kind == "flip7":
+        return Bonus() if option == "bonus" else Penalize(option.split()[1])
+    raise ValueError(f"no random answer for a {kind} choice")
 
 
 def random_game(config: GameConfig, seed: int, max_events: int = 100_000) -> Match:
