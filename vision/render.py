@@ -541,3 +541,7 @@ def render_card(deck: str, label: str, rng: np.random.Generator, style: CardStyl
     rgba[..., :3] = np.clip(canvas, 0, 255)
     rgba[..., 3] = _corner_alpha()
     return rgba
+
+
+# Decks drawn in their own modules with the helpers above; importing them registers them in RENDERERS.
+from vision import render_uno, render_vengeance  # noqa: E402,F401
