@@ -1,4 +1,4 @@
-"""Every worked example and ruling of spec/flip7.md as a table script (tests/scenarios/flip7).
+"""Every worked example and ruling of the game specs as table scripts (tests/scenarios/GAME/*.txt).
 
 A `#> {json}` line in a scenario states part of what `tablemate replay --json` must say after the
 lines above it: dicts match on the keys given, lists element by element and in full length.
