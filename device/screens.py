@@ -83,7 +83,10 @@ def font(size: int):
     for path in FONT_FILES:
         if Path(path).exists():
             return ImageFont.truetype(path, size)
-    return ImageFont.load_default(size)  # Pillow >= 10.1 ships a scalable default font
+    try:
+        return ImageFont.load_default(size)  # Pillow >= 10.1 ships a scalable default font
+    except TypeError:  # an older Pillow (Bookworm's apt 9.4): its one small bitmap font
+        return ImageFont.load_default()
 
 
 def render(shown: Shown):

@@ -23,6 +23,7 @@ class Notifier:
         # Ping at a quarter of the timeout so one slow frame never trips it.
         self.watchdog_interval = int(usec) / 4e6 if watchdog else None
         self._last_ping = 0.0
+        self._failing = False
 
     @property
     def active(self) -> bool:
@@ -33,9 +34,14 @@ class Notifier:
             return
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
-                sock.sendto(message.encode(), self._address)
+                # Never block the frame loop, even if the manager is slow to read.
+                sock.sendto(message.encode(), socket.MSG_DONTWAIT, self._address)
         except OSError as error:
-            log.warning("sd_notify %r failed: %s", message, error)
+            if not self._failing:
+                log.warning("sd_notify %r failed: %s (further failures not logged)", message, error)
+            self._failing = True
+            return
+        self._failing = False
 
     def ready(self) -> None:
         self.send("READY=1")

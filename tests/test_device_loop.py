@@ -164,3 +164,47 @@ def test_faults_do_not_stop_the_loop(tmp_path, monkeypatch):
                                                               "Card(label='7', to=None)"]
     assert len(displays) >= 2 and displays[-1].shown          # reopened and drawing again
     assert appliance.display.problem is None
+
+
+def test_systemd_notify_ready_and_watchdog(tmp_path, monkeypatch):
+    import socket
+
+    path = tmp_path / "notify"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(path))
+    sock.settimeout(0.5)
+    monkeypatch.setenv("NOTIFY_SOCKET", str(path))
+    monkeypatch.setenv("WATCHDOG_USEC", "400000")       # ping every 0.1 s at most
+    args = _replay_args(tmp_path, 30, "")
+    args.camera += "@60"                                # paced: the loop runs for about 0.5 s
+    appliance = run.build(args, DeviceConfig(), detector=ScriptedDetector({}))
+    appliance.run()
+    messages = []
+    try:
+        while True:
+            messages.append(sock.recv(256).decode())
+    except socket.timeout:
+        pass
+    finally:
+        sock.close()
+    assert messages[0].startswith("STATUS=") and "READY=1" in messages
+    assert messages.index("READY=1") < messages.index("WATCHDOG=1")
+    assert messages.count("WATCHDOG=1") >= 3 and messages[-1] == "STOPPING=1"
+
+
+def test_notify_never_blocks_the_loop(tmp_path, monkeypatch):
+    """A manager that does not read its socket must not stall the frame loop."""
+    import socket
+
+    from device.sdnotify import Notifier
+
+    path = tmp_path / "notify"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(path))
+    monkeypatch.setenv("NOTIFY_SOCKET", str(path))
+    notifier = Notifier()
+    started = time.monotonic()
+    for _ in range(2000):
+        notifier.status("x" * 100)
+    sock.close()
+    assert time.monotonic() - started < 2
