@@ -40,13 +40,14 @@ class LoopStats:
 
 class Appliance:
     def __init__(self, source: FrameSource, detector, table: Table, display: DisplayWorker,
-                 buttons: Buttons, notifier: Notifier | None = None):
+                 buttons: Buttons, notifier: Notifier | None = None, held: list | None = None):
         self.source = source
         self.detector = detector
         self.table = table
         self.display = display
         self.buttons = buttons
         self.notifier = notifier or Notifier()
+        self.held = held or []          # closed when the loop ends (the state directory's lock)
         self.presses: queue.Queue[ButtonPress] = queue.Queue()
         self.stats = LoopStats()
         self.stopping = False
@@ -71,7 +72,7 @@ class Appliance:
                     self._process(frame)
                 elif self.source.camera.live:
                     self.t = time.monotonic()
-                elif self.source.ended.is_set():
+                elif self.source.drained():
                     break
                 self._drain_buttons()
                 self.display.post(Shown(self.table.screen(self.t), self._banner()), self.t)
@@ -84,6 +85,8 @@ class Appliance:
             self.source.stop()
             self.buttons.close()
             self.display.close()
+            for resource in self.held:
+                resource.close()
 
     def _process(self, frame) -> None:
         self.stats.frames += 1

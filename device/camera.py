@@ -176,6 +176,10 @@ class FrameSource:
         except queue.Empty:
             return None
 
+    def drained(self) -> bool:
+        """A replay has ended and every frame has been taken."""
+        return self.ended.is_set() and self._frames.empty()
+
     def stalled_for(self) -> float:
         """Seconds without a frame while the camera should be delivering."""
         return time.monotonic() - self.last_frame_at

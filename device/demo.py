@@ -13,6 +13,7 @@ import argparse
 import hashlib
 import json
 import logging
+import shutil
 import subprocess
 import sys
 import time
@@ -161,9 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     text = args.script.read_text(encoding="utf-8")
     video = make_game_video(text, args.out, args.seed, args.split)
     state = args.out / "state"
-    if state.exists():
-        for path in sorted(state.rglob("*"), reverse=True):
-            path.unlink() if path.is_file() else path.rmdir()
+    shutil.rmtree(state, ignore_errors=True)   # a fresh game each time
     gif = args.out / "oled.gif"
     got = run_game(text, video, args.out, f"gif:{gif}", state)
     want = expected_summary(text)

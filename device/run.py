@@ -92,6 +92,7 @@ def build(args: argparse.Namespace, config, detector=None):
         state_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise OSError(f"cannot use the state directory {state_dir}: {error} (use --state DIR)") from None
+    lock = lock_state_dir(state_dir)
     settings_path = state_dir / "settings.json"
     settings = Settings.load(settings_path, config.display.brightness, config.game.players)
     match, game_log, problems = open_game(state_dir, args.game, args.players, config, settings)
@@ -104,7 +105,21 @@ def build(args: argparse.Namespace, config, detector=None):
     table.on_brightness = display.set_brightness
     if detector is None:
         detector = make_detector(match.config.game, config)
-    return Appliance(FrameSource(camera, config.camera), detector, table, display, buttons)
+    return Appliance(FrameSource(camera, config.camera), detector, table, display, buttons, held=[lock])
+
+
+def lock_state_dir(state_dir: Path):
+    """One device per state directory: a second `tablemate run` (say, by hand while the service
+    runs) would interleave lines in the game log. The lock ends with the process."""
+    import fcntl
+
+    lock = open(state_dir / "lock", "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        raise OSError(f"another tablemate run is using {state_dir} (sudo systemctl stop tablemate?)") from None
+    return lock
 
 
 def open_game(state_dir: Path, game: str | None, players: list[str] | None, config, settings):

@@ -208,3 +208,12 @@ def test_notify_never_blocks_the_loop(tmp_path, monkeypatch):
         notifier.status("x" * 100)
     sock.close()
     assert time.monotonic() - started < 2
+
+
+def test_one_device_per_state_directory(tmp_path):
+    args = _replay_args(tmp_path, 3, "")
+    first = run.build(args, DeviceConfig(), detector=ScriptedDetector({}))
+    with pytest.raises(OSError, match="another tablemate run"):
+        run.build(args, DeviceConfig(), detector=ScriptedDetector({}))
+    first.run()
+    run.build(args, DeviceConfig(), detector=ScriptedDetector({})).run()   # free again
