@@ -1,6 +1,7 @@
 """The frame loop with stand-in hardware: buttons drive the game (stop, choose, undo, menu), and a
 camera that fails or freezes and a display that raises OSError do not stop it; it recovers."""
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -217,3 +218,19 @@ def test_one_device_per_state_directory(tmp_path):
         run.build(args, DeviceConfig(), detector=ScriptedDetector({}))
     first.run()
     run.build(args, DeviceConfig(), detector=ScriptedDetector({})).run()   # free again
+
+
+def test_corrupt_config_is_shown_and_defaults_used(tmp_path, capsys):
+    from PIL import Image
+
+    from device.cli import main
+
+    config = tmp_path / "config.toml"
+    config.write_text("[display\nbroken = ")
+    args = _replay_args(tmp_path, 40, "")
+    status = main(["run", "--game", "flip7", "--players", "ann", "ben", "--camera", args.camera,
+                   "--display", args.display, "--buttons", "none", "--state", args.state,
+                   "--config", str(config), "--json"])
+    assert status == 0 and json.loads(capsys.readouterr().out)["players"] == ["ann", "ben"]
+    first = Image.open(sorted((tmp_path / "png").glob("*.png"))[0]).convert("L")
+    assert first.histogram()[255] > 0.5 * 128 * 64          # the inverted "Config error" screen
