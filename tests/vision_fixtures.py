@@ -82,3 +82,138 @@ def hand(frame: np.ndarray, rng: np.random.Generator, tip, from_side: str = "bot
     colour = tuple(int(c) for c in rng.integers(0, 30, 3) + np.array([120, 150, 200]))
     cv2.line(frame, tuple(int(v) for v in start), tuple(int(v) for v in tip), colour, 70)
     cv2.circle(frame, tuple(int(v) for v in tip), 40, colour, -1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Deal clips with scripted hard cases, and a colour-keyed stand-in classifier that reads them
+# perfectly, so the event logic is tested on its own.
+
+PALETTE = {"red": (40, 40, 210), "green": (40, 160, 40), "blue": (200, 90, 30), "violet": (160, 40, 150),
+           "orange": (20, 130, 240)}
+
+
+class Clip:
+    """Frames of a scripted deal and the true placements (frame index where each card lies still)."""
+
+    def __init__(self, rng: np.random.Generator, kind: str = "wood", size=(640, 480)):
+        self.rng = rng
+        self.size = size
+        self.table = surface(rng, kind, size)
+        self.lying: list[tuple[str, np.ndarray]] = []
+        self.frames: list[np.ndarray] = []
+        self.events: list[tuple[int, str]] = []
+        self.faces = {name: card_face(rng, "7", colour) for name, colour in PALETTE.items()}
+
+    def _frame(self, moving=None, tip=None, side="bottom") -> None:
+        frame = self.table.copy()
+        for label, quad in self.lying:
+            place(frame, self.faces[label], quad)
+        if moving is not None:
+            place(frame, self.faces[moving[0]], moving[1])
+        if tip is not None:
+            hand(frame, np.random.default_rng(1), tip, side)
+        noise = self.rng.normal(0, 2.0, frame.shape)
+        self.frames.append(np.clip(frame + noise, 0, 255).astype(np.uint8))
+
+    def still(self, n: int = 8) -> None:
+        for _ in range(n):
+            self._frame()
+
+    def _carry(self, label, q0, q1, n, side):
+        for k in range(1, n + 1):
+            t = k / n
+            q = q0 + (q1 - q0) * t
+            self._frame((label, q), (q[2] + q[3]) / 2, side)
+
+    def _reach(self, tip0, tip1, n, side):
+        for k in range(1, n + 1):
+            t = k / n
+            self._frame(None, tip0 + (tip1 - tip0) * t, side)
+
+    def place(self, label: str, quad: np.ndarray, side: str = "bottom") -> None:
+        """The hand brings the card in from a border, lays it down, and leaves."""
+        w, h = self.size
+        enter = {"bottom": np.array([0, h], np.float32), "top": np.array([0, -h], np.float32),
+                 "left": np.array([-w, 0], np.float32), "right": np.array([w, 0], np.float32)}[side]
+        self._carry(label, quad + enter, quad, 8, side)
+        self.lying.append((label, quad))
+        self.events.append((len(self.frames), label))
+        tip = (quad[2] + quad[3]) / 2
+        self._frame(None, tip, side)                  # the hand lets go
+        self._reach(tip, tip + enter * 1.2, 6, side)
+        self.still()
+
+    def hand_pass(self, side: str = "right") -> None:
+        w, h = self.size
+        out = {"right": np.array([w + 60, h / 2], np.float32), "left": np.array([-60, h / 2], np.float32),
+               "top": np.array([w / 2, -60], np.float32), "bottom": np.array([w / 2, h + 60], np.float32)}[side]
+        centre = np.array([w / 2, h / 2], np.float32)
+        self._reach(out, centre, 6, side)
+        self._reach(centre, out, 6, side)
+        self.still(6)
+
+    def nudge(self, index: int, shift, angle: float = 0.0) -> None:
+        """A hand pushes a lying card a little: no new card."""
+        label, q0 = self.lying.pop(index)
+        c = q0.mean(axis=0)
+        a = np.deg2rad(angle)
+        rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]], np.float32)
+        q1 = ((q0 - c) @ rot.T + c + np.asarray(shift, np.float32)).astype(np.float32)
+        tip0 = (q0[2] + q0[3]) / 2
+        self._reach(tip0 + [0, 400], tip0, 5, "bottom")
+        self._carry(label, q0, q1, 4, "bottom")
+        self.lying.append((label, q1))
+        tip1 = (q1[2] + q1[3]) / 2
+        self._reach(tip1, tip1 + [0, 400], 5, "bottom")
+        self.still()
+
+    def slide_away(self, index: int, side: str = "left") -> None:
+        """The dealer slides a lying card out of the picture to a player: no new card."""
+        w, h = self.size
+        label, q0 = self.lying.pop(index)
+        away = {"left": np.array([-w, 0], np.float32), "right": np.array([w, 0], np.float32),
+                "top": np.array([0, -h], np.float32), "bottom": np.array([0, h], np.float32)}[side]
+        tip0 = (q0[2] + q0[3]) / 2
+        self._reach(tip0 + away, tip0, 5, side)
+        self._carry(label, q0, q0 + away, 7, side)
+        self.still()
+
+
+class ColourClassifier:
+    """Stand-in for the model on Clip frames: names a crop by its mean colour, "no card" when
+    the crop matches no card face."""
+
+    def __init__(self, faces: dict):
+        from vision.geometry import CANON_H, CANON_W
+
+        self.means = {}
+        for label, face in faces.items():
+            crop = cv2.resize(face[:, :, :3], (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)
+            self.means[label] = self._signature(crop)
+
+    @staticmethod
+    def _signature(crop):
+        h, w = crop.shape[:2]
+        inner = crop[h // 6: h - h // 6, w // 6: w - w // 6].reshape(-1, 3).astype(np.float32)
+        return np.concatenate([inner.mean(axis=0), inner.std(axis=0)])
+
+    def probabilities(self, crops):
+        out = []
+        labels = list(self.means)
+        for crop in crops:
+            sig = self._signature(crop)
+            d = np.array([np.linalg.norm(sig - self.means[lab]) for lab in labels] + [25.0])
+            p = np.exp(-(d - d.min()) / 3.0)
+            out.append(p / p.sum())
+        return np.array(out, np.float32)
+
+    def decide(self, probs):
+        from vision.classifier import NO_CARD, NOT_SURE, Prediction
+
+        labels = list(self.means)
+        i = int(np.argmax(probs))
+        if i == len(labels):
+            return Prediction(None, float(probs[i]), NO_CARD)
+        if probs[i] < 0.8:
+            return Prediction(None, float(probs[i]), NOT_SURE)
+        return Prediction(labels[i], float(probs[i]), None)

@@ -135,7 +135,7 @@ class PlacementDetector:
         self._ref_tiny, self._ref_mid = tiny, self._mid(frame)
         self._known = []
         for c in locate_candidates(frame, min_area_frac=self.min_card_frac, max_area_frac=self.max_card_frac):
-            probs = self.classifier.probabilities([warp_card(frame, c.quad)])[0]
+            probs = self._probabilities(frame, [c.quad])[0]
             self._known.append(_Known(c.quad, self.classifier.decide(probs).label, _look(frame, c.quad)))
 
     def _settled(self, frame, tiny, frame_index) -> list[VisionEvent]:
@@ -158,8 +158,7 @@ class PlacementDetector:
                 if match is not None:
                     match.quad = quad        # a known card, at most slightly moved
                 continue
-            crop = warp_card(frame, quad)
-            self._pending.append(_Pending(quad, score, changed, self.classifier.probabilities([crop])[0]))
+            self._pending.append(_Pending(quad, score, changed, self._probabilities(frame, [quad])[0]))
         self._confirmed = 1
         self.state = CONFIRMING
         if self.confirm_frames <= 1:
@@ -168,8 +167,7 @@ class PlacementDetector:
 
     def _confirm(self, frame, tiny, frame_index) -> list[VisionEvent]:
         if self._pending:
-            crops = [warp_card(frame, p.quad) for p in self._pending]
-            for p, probs in zip(self._pending, self.classifier.probabilities(crops)):
+            for p, probs in zip(self._pending, self._probabilities(frame, [p.quad for p in self._pending])):
                 p.probs = p.probs + probs
         self._confirmed += 1
         if self._confirmed < self.confirm_frames:
@@ -180,7 +178,11 @@ class PlacementDetector:
         mask = self._mask
         events: list[VisionEvent] = []
         new_quads = [p.quad for p in self._pending]
-        vacated = [self._vacated(k, mask, new_quads, frame.shape) for k in self._known]
+        # A known card has left its place when the part of it that was visible (not under a later
+        # card) and is not under a changed card now shows something else.
+        vacated = [self._mask_share(mask, k.quad, frame.shape,
+                                    minus=new_quads + [above.quad for above in self._known[i + 1:]])
+                   >= self.vacated_fraction for i, k in enumerate(self._known)]
         used = set()
         for p in self._pending:
             prediction = self.classifier.decide(p.probs / self._confirmed)
@@ -197,7 +199,8 @@ class PlacementDetector:
                 continue
             if prediction.label is not None:
                 events.append(Placement(prediction.label, prediction.confidence, p.quad, frame_index))
-            elif prediction.reason == NOT_SURE or p.score >= 0.8:
+            elif prediction.reason == NOT_SURE or (p.score >= 0.7 and p.changed >= 0.6):
+                # A new card-shaped thing the model will not name: ask to see the card again.
                 events.append(Unsure(frame_index, prediction.reason or NOT_SURE, p.quad))
             else:
                 continue                     # a change of card shape the model says is no card
@@ -211,6 +214,13 @@ class PlacementDetector:
         return events
 
     # ------------------------------------------------------------------ helpers
+    def _probabilities(self, frame, quads) -> np.ndarray:
+        """Class probabilities per quad, averaged over the crop and the crop turned half round
+        (the model reads both ways up; two looks halve its chance of a lone slip)."""
+        crops = [warp_card(frame, q) for q in quads]
+        probs = self.classifier.probabilities(crops + [c[::-1, ::-1] for c in crops])
+        return (probs[:len(crops)] + probs[len(crops):]) / 2.0
+
     def _accept(self, tiny, mid) -> None:
         self._ref_tiny, self._ref_mid = tiny, mid
         self.state, self._pending, self._mask = IDLE, [], None
@@ -292,13 +302,9 @@ class PlacementDetector:
         for q in minus:
             cv2.fillConvexPoly(region, np.round(q * scale).astype(np.int32), 0)
         left = cv2.countNonZero(region)
-        if full == 0 or left < 0.1 * full:
+        if full == 0 or left < 0.03 * full:
             return -1.0
         return cv2.countNonZero(cv2.bitwise_and(region, mask)) / left
-
-    def _vacated(self, known: _Known, mask, new_quads, shape) -> bool:
-        share = self._mask_share(mask, known.quad, shape, minus=new_quads)
-        return share >= self.vacated_fraction
 
     def _best_known(self, quad) -> _Known | None:
         best, best_iou = None, 0.5
@@ -316,10 +322,11 @@ class PlacementDetector:
             if i in used or i >= len(vacated):
                 continue
             near = np.linalg.norm(k.quad.mean(axis=0) - centre) <= 0.8 * size
-            covered = quad_iou(quad, k.quad) >= 0.8     # moved in place: its old place is hidden
+            # In its very place: the same card, uncovered or relit (no two cards land that exactly).
+            covered = quad_iou(quad, k.quad) >= 0.9
             if not near or not (vacated[i] or covered):
                 continue
-            if (label is not None and label == k.label) or _same_look(look, k.look):
+            if covered or (label is not None and label == k.label) or _same_look(look, k.look):
                 return i
         return None
 
