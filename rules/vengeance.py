@@ -65,7 +65,7 @@ VALUE = tuple(int(label) if label.isdigit() else {"zero": 0, "unlucky-7": 7, "lu
 NUMBER_IDS = tuple(i for i in range(N_CARDS) if VALUE[i] >= 0)
 IS_NUMBER = tuple(v >= 0 for v in VALUE)
 IS_MALUS = tuple(DECK.kind(label) == "malus" for label in LABELS)
-MINUS = tuple(-int(label) if IS_MALUS[i] and label != "/2" else 0 for i, label in enumerate(LABELS))
+MINUS = tuple(int(label) if IS_MALUS[i] and label != "/2" else 0 for i, label in enumerate(LABELS))
 FLIP_FOUR_CARDS = 4
 THIRTEEN = 13
 UNLUCKY_VALUE = 7
@@ -128,8 +128,9 @@ class VengeanceState(FlipTableState):
         return None
 
     def bust_odds(self) -> float | None:
-        """Chance that the next card busts the player on turn, from the cards left: a number they
-        hold, except an Unlucky 7 (never busts) and a second 13 beside a Lucky 13."""
+        """Chance that the next card busts the player on turn by itself, from the cards left: a
+        number they hold, except an Unlucky 7 (never busts) and a second 13 beside a Lucky 13.
+        (A Steal or Swap is the drawer's choice: a bust it hands them is not that card's.)"""
         p = self.turn_index
         if p < 0:
             return None
