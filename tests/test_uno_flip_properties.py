@@ -1,0 +1,191 @@
+"""Properties of the UNO Flip engine over seeded random games played with a real deck of 112
+double-sided cards (rules/random_play.py UnoRandomTable): the tracker's counts always agree with the
+physical table, every event it lists as legal is accepted, refusals change nothing, and replay,
+undo and saving give back the same state."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from rules.core import GameConfig, Refused
+from rules.events import Caught, Challenge, Color, Draw, Hand, Pass, Play, Start, Top, Uno
+from rules.match import Match
+from rules.random_play import UnoRandomTable, random_uno_game
+from rules.uno_flip import (CARDS_IN_DECK, COPIES, COUNT, DRAWN, HANDS, LABELS, N_FACES, OWE, PLAY, SIDE,
+                            SIDE_COLORS, START, TOP, UnoFlipState)
+
+GAMES = 240
+
+
+def config(seed: int) -> GameConfig:
+    rng = random.Random(seed)
+    n = rng.choice([2, 2, 3, 4, 4, 5, 6, 8, 10])
+    players = tuple(f"p{i}" for i in range(n))
+    return GameConfig("uno-flip", players, dealer=rng.choice(players))
+
+
+def check_invariants(state: UnoFlipState, table: UnoRandomTable) -> None:
+    # every card is in exactly one place, and the places agree with the physical table
+    assert state.cards_everywhere() == CARDS_IN_DECK
+    table.sync(state)
+    assert state.hands == [len(h) for h in table.hands]
+    assert (state.draw_left, state.pile, state.set_aside) == (len(table.draw), len(table.discard), len(table.aside))
+    assert state.side == table.side
+    if state.top >= 0:
+        assert LABELS[state.top] == table.face(table.discard[-1])
+    # the faces the tracker has seen are faces of the side in play (set-aside: light), within the copies
+    for f in range(N_FACES):
+        assert 0 <= state.pile_faces[f] + state.aside_faces[f] <= COPIES[f]
+        assert not state.pile_faces[f] or SIDE[f] == state.side
+        assert not state.aside_faces[f] or SIDE[f] == 0
+    assert sum(state.pile_faces) <= state.pile
+    # exactly one of: game over, a player on turn, a pending choice
+    assert [state.over, state.turn is not None, state.pending is not None].count(True) == 1
+    pending = state.pending
+    if pending is not None and pending.kind == "draw":
+        assert len(pending.options) >= 2 or state.challengeable, "one possible count is taken at once"
+
+
+@pytest.mark.parametrize("chunk", range(3))
+def test_random_games_agree_with_the_table_and_keep_one_phase(chunk: int) -> None:
+    for seed in range(chunk * GAMES // 3, (chunk + 1) * GAMES // 3):
+        table = UnoRandomTable(seed)
+        match = Match(config(seed))
+        while not match.over:
+            match.apply(table.next_event(match.state))
+            check_invariants(match.state, table)
+        totals = match.totals
+        assert max(totals.values()) >= 500 and match.winner == max(totals, key=totals.get)
+        for result in match.rounds:                  # one player scores each round
+            assert sum(1 for points in result.scores.values() if points) <= 1
+        for name, total in totals.items():
+            assert total == sum(r.scores[name] for r in match.rounds)
+        # the deal passes left
+        n = len(match.config.players)
+        dealers = [match.config.players.index(r.dealer) for r in match.rounds]
+        assert all((b - a) % n == 1 for a, b in zip(dealers, dealers[1:]))
+
+
+def test_every_listed_legal_event_is_accepted() -> None:
+    checked = 0
+    rng = random.Random(0)
+    for seed in range(30):
+        table = UnoRandomTable(seed)
+        match = Match(config(seed))
+        while not match.over:
+            state = match.state
+            for event in state.legal_events() if rng.random() < 0.3 else ():
+                state.clone().apply(event)          # raises if refused
+                checked += 1
+            match.apply(table.next_event(state))
+    assert checked > 20_000
+
+
+def illegal_events(state: UnoFlipState, rng: random.Random) -> list:
+    """Events the rules must refuse in this state."""
+    events = [Play("red-0"), Top("blue-10"), Caught("nobody"), Color("black")]
+    other_side = [LABELS[f] for f in range(N_FACES) if SIDE[f] != state.side]
+    events.append(Play(rng.choice(other_side)))
+    phase = state.phase
+    if phase in (PLAY, DRAWN) and state.color >= 0:
+        mismatches = [LABELS[f] for f in range(N_FACES)
+                      if SIDE[f] == state.side and state.play_refusal(LABELS[f]) is not None]
+        if mismatches:
+            events.append(Play(rng.choice(mismatches)))
+        others = [p for p in state.players if p != state.turn]
+        events.append(Play(LABELS[state.top], rng.choice(others)))
+    if phase == PLAY:
+        events.append(Draw(2))
+        if state.drawable():
+            events.append(Pass())
+    if phase == DRAWN:
+        events.append(Draw())
+    if phase == OWE:
+        events += [Draw(state.owe + 1), Pass(), Play(LABELS[state.top])]
+    if phase != TOP:
+        events.append(Top(SIDE_COLORS[state.side][0] + "-5"))
+    if phase != START:
+        events.append(Start("red-5"))
+    if phase != HANDS:
+        events.append(Hand(state.players[0], ()))
+    if not state.challengeable:
+        events.append(Challenge(rng.random() < 0.5))
+    if phase == COUNT:
+        events.append(Draw(state.pending.options[-1] + 1))
+    for i, held in enumerate(state.hands):
+        if held >= 3:
+            events += [Uno(state.players[i]), Caught(state.players[i])]
+            break
+    return events
+
+
+def test_refused_events_change_nothing() -> None:
+    for seed in range(40):
+        rng = random.Random(seed)
+        table = UnoRandomTable(seed)
+        match = Match(config(seed))
+        while not match.over:
+            if rng.random() >= 0.15:                 # a sample of the states keeps the test quick
+                match.apply(table.next_event(match.state))
+                continue
+            before = match.state.to_dict()
+            for event in illegal_events(match.state, rng):
+                with pytest.raises(Refused) as refusal:
+                    match.apply(event)
+                assert refusal.value.reason
+                assert match.state.to_dict() == before, f"refused {event} changed the state"
+            match.apply(table.next_event(match.state))
+        with pytest.raises(Refused, match="game is over"):
+            match.apply(Play("red-1"))
+
+
+def test_replay_of_the_event_list_equals_the_incremental_state() -> None:
+    for seed in range(60):
+        match = random_uno_game(config(seed), seed)
+        assert match.over
+        assert Match.replay(match.config, match.events).state.to_dict() == match.state.to_dict()
+
+
+def test_undo_restores_the_previous_state() -> None:
+    for seed in range(40):
+        rng = random.Random(seed)
+        table = UnoRandomTable(seed)
+        match = Match(config(seed))
+        while not match.over:
+            before = match.state.to_dict()
+            event = table.next_event(match.state)
+            match.apply(event)
+            if rng.random() < 0.15:
+                assert match.undo() == event
+                assert match.state.to_dict() == before
+                match.apply(event)
+
+
+def test_serialise_round_trips_and_clone_is_independent() -> None:
+    for seed in range(40):
+        table = UnoRandomTable(seed)
+        match = Match(config(seed))
+        step = 0
+        while not match.over:
+            match.apply(table.next_event(match.state))
+            step += 1
+            if step % 7 or match.over:
+                continue
+            state = match.state
+            data = json.loads(json.dumps(state.to_dict()))
+            restored = UnoFlipState.from_dict(data)
+            assert restored.to_dict() == state.to_dict()
+            assert json.loads(json.dumps(state.summary())) == restored.summary()
+            # the restored state plays on exactly like the original, and the original stays put
+            twin = state.clone()
+            before = state.to_dict()
+            event = twin.legal_events()[0] if twin.legal_events() else None
+            if event is None:
+                continue
+            for s in (restored, twin):
+                s.apply(event)
+            assert restored.to_dict() == twin.to_dict()
+            assert state.to_dict() == before
