@@ -23,8 +23,6 @@ Rulings where the seed is silent (also stated where they apply, and tested in
 tests/scenarios/vengeance and tests/scenarios/brutal):
 - Cards a player gets from a Swap or a Steal are placed in their row: a malus received that way
   stays with them (it is not given on); numbers act as if dealt.
-- A Swap's two receivers take their cards clockwise from the drawer (the drawer first); if both
-  would reach Flip 7, the first one does (the round ends there).
 - An Unlucky 7 dealt during a Flip Four also discards the malus and action cards set aside from
   that Flip Four so far ("every card already received is discarded"); it counts as one of the four.
 - Set-aside cards whose player has busted by the time they come up (e.g. through a set-aside
@@ -146,7 +144,9 @@ class VengeanceState(FlipTableState):
 
     def flip_bust_odds(self) -> float | None:
         """During a Flip Four: the chance the target busts within the cards still to come in it,
-        exact from the cards left. (A Flip Four set aside for later is counted when it begins.)"""
+        exact from the cards left in the deck. (A Flip Four set aside for later is counted when it
+        begins; when the deck holds fewer cards than are still to come, the cards after a reshuffle
+        are not counted.)"""
         if self.turn_index < 0 or not self.stack:
             return None
         frame = self.stack[-1]
@@ -445,10 +445,9 @@ class VengeanceState(FlipTableState):
         self._remove(a, card_a)
         self._remove(b, card_b)
         notices.append(Notice("swapped", None, ((self.players[a], LABELS[card_a]), (self.players[b], LABELS[card_b]))))
-        n = len(self.players)
-        receipts = sorted(((a, card_b), (b, card_a)), key=lambda r: (r[0] - by) % n)
-        for p, card in receipts:
-            self._take_in(p, card, notices)
+        # the order of the two receipts cannot matter: one swap cannot bring both to seven numbers
+        self._take_in(a, card_b, notices)
+        self._take_in(b, card_a, notices)
 
     def _after_flip(self, frame: list, notices: list[Notice]) -> None:
         _, target, _, set_aside, _ = frame
