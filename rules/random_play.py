@@ -151,8 +151,8 @@ class UnoRandomTable:
         if state.challengeable and rng.random() < self.challenge:
             return Challenge(self.cheated)
         p = state.turn_index
-        if phase == uno.OWE:
-            return Draw(state.owe)
+        if phase == uno.OWE:                            # all at once, or now and then card by card
+            return Draw(state.owe if rng.random() < 0.8 else 1)
         if phase == uno.COUNT:                          # draw until the named colour (plus 2)
             count, limit = 0, state.pending.options[-1]
             while count < limit:

@@ -14,8 +14,9 @@ Rulings where the spec is silent (each one has a scenario in tests/scenarios/uno
   the discard pile and every hand); the dealer turns another with a further `start` line. Every
   round starts on the light side, clockwise, with the player left of the dealer.
 - A card that makes the next player draw a fixed number (draw-one, draw-five, an unchallenged
-  wild-draw-two) waits for that player's `draw N` line; until then they are on turn and must draw
-  N, after which they are skipped. A challenge line records its own outcome: a guilty
+  wild-draw-two) waits for that player's `draw N` line (or several lines adding up to N, e.g. one
+  per card; a wild-draw-two can be challenged only before the first); until then they are on turn
+  and must draw, after which they are skipped. Draws are capped by the cards left to draw. A challenge line records its own outcome: a guilty
   wild-draw-two player takes 2 and the challenger plays on normally (not skipped); an innocent one
   makes the challenger take 4 and be skipped. After a wild-draw-color the number drawn is asked for
   (pending `draw`); the challenger's count after an innocent verdict includes the 2 extra cards.
@@ -30,9 +31,10 @@ Rulings where the spec is silent (each one has a scenario in tests/scenarios/uno
   next player begins their turn: any later play, draw, pass or challenge closes that chance.
 - The round ends as soon as a player plays their last card. A Flip as the last card still turns the
   game over, and the hands are counted on the new side; a last draw card's penalty is not tracked
-  (the table may hand the cards over before laying the hands; they are then counted). Each `hand`
-  line is taken as the truth for scoring; a count that differs from the tracked one is flashed
-  (notice `hand_count`), not refused.
+  (the table may hand the cards over before laying the hands; they are then counted). After a final
+  Flip a `top` line may still record the turned pile's top. Each `hand` line is taken as the truth
+  for scoring; a count that differs from the tracked one is flashed (notice `hand_count`), not
+  refused.
 """
 
 from __future__ import annotations
@@ -504,11 +506,15 @@ class UnoFlipState:
         elif phase == DRAWN:
             raise Refused(f"{who} has drawn a card already: play it if it fits, or pass")
         elif phase == OWE:
-            if asked != self.owe:
+            # the cards may be recorded one line at a time (a button press per card)
+            if asked > self.owe:
                 raise Refused(f"{who} must draw {self.owe}, not {asked}")
             self.uno_window = -1
-            self._take(p, self.owe, notices)
-            self._skip_victim(p, notices)
+            self.challengeable = False
+            self._take(p, asked, notices)
+            self.owe -= asked
+            if not self.owe:
+                self._skip_victim(p, notices)
         elif phase == COUNT:
             low, high = self._count_range()
             if not low <= asked <= high:
@@ -592,7 +598,9 @@ class UnoFlipState:
         return [Notice("passed", who)]
 
     def _top(self, event: Top) -> list[Notice]:
-        if self.phase != TOP:
+        # a Flip as the last card of a round turns the pile over too: its new top may still be read
+        final_flip = self.phase == HANDS and self.top < 0
+        if self.phase != TOP and not final_flip:
             if self.phase in (OVER, HANDS, START, COLOR_CHOICE, COUNT):
                 raise Refused(self._waiting_reason("top card"))
             raise Refused("the top card is read only after a flip")
@@ -601,7 +609,8 @@ class UnoFlipState:
         self.top = f
         self.pile_faces[f] += 1
         self.color = COLOR[f]                            # -1 for a wild face: the colour is open
-        self.phase = PLAY
+        if not final_flip:
+            self.phase = PLAY
         return [Notice("top", None, LABELS[f])]
 
     def _uno(self, event: Uno) -> list[Notice]:
@@ -817,7 +826,7 @@ class UnoFlipState:
             low, high = self._count_range()
             events = [Draw(k) for k in range(low, high + 1)]
         elif phase == OWE:
-            events = [Draw(self.owe)]
+            events = [Draw(k) for k in range(1, self.owe + 1)]
         else:
             events = [Play(LABELS[f]) for f in range(N_FACES) if unseen[f] and self._mismatch(f) is None]
             if phase == DRAWN or not self.drawable():

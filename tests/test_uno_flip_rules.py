@@ -203,3 +203,13 @@ def test_from_dict_refuses_a_damaged_state() -> None:
         UnoFlipState.from_dict(data)
     with pytest.raises(ValueError):
         UnoFlipState.from_dict({"version": 99, "game": "uno-flip"})
+
+
+def test_a_forced_draw_may_be_recorded_card_by_card_and_ends_the_challenge() -> None:
+    match = match_of(3, Start("red-1"), Play("wild-draw-two"), Color("blue"), dealer="p2")
+    match.apply(Draw())
+    assert match.state.turn == "p1" and match.state.must()["count"] == 1
+    with pytest.raises(Refused, match="no wild draw card to challenge"):
+        match.apply(Challenge(False))
+    match.apply(Draw())
+    assert match.state.turn == "p2" and match.state.hands == [6, 9, 7]
