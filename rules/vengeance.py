@@ -25,10 +25,15 @@ tests/scenarios/vengeance and tests/scenarios/brutal):
   stays with them (it is not given on); numbers act as if dealt.
 - An Unlucky 7 dealt during a Flip Four also discards the malus and action cards set aside from
   that Flip Four so far ("every card already received is discarded"); it counts as one of the four.
+- Set-aside cards are played one at a time: each is given its target (or card) and takes effect
+  before the next is looked at (the seed: "applied after the four cards ... in the order drawn").
 - Set-aside cards whose player has busted by the time they come up (e.g. through a set-aside
   Flip Four played on themselves) are discarded, like after a bust within the four.
 - Each `/2` halves (one deck holds one); a Zero holder without Flip 7 counts 0 for their numbers
   and, in Brutal, their malus still applies (as for a busted player).
+- Bust odds are those of the next card by itself (a number the player cannot hold); a Steal or
+  Swap is the drawer's choice, so a bust it hands them is not counted even when it is forced.
+- A player put out of turns by Just One More shows as "stopped".
 - Brutal: the −15 of a Flip 7 penalty is part of the penalized player's round score, so totals
   stay the sums of the round scores; any other player (busted ones too) can be penalized.
 """
@@ -118,7 +123,7 @@ class VengeanceState(FlipTableState):
         return Pending(purpose, names[by], shown, LABELS[cid] if cid is not None else None)
 
     def stop_allowed(self) -> bool:
-        return not (self.over or self.choice is not None) and self._stop_refusal(None) is None
+        return self._stop_refusal(None) is None
 
     def _stop_forbidden(self, player: int) -> str | None:
         if self.zero[player]:
