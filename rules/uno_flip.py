@@ -816,7 +816,7 @@ class UnoFlipState:
         if phase == START:
             return [Start(LABELS[f]) for f in range(N_FACES) if unseen[f] and SIDE[f] == LIGHT]
         if phase == HANDS:
-            return []
+            return [Top(LABELS[f]) for f in range(N_FACES) if unseen[f]] if self.top < 0 else []
         events: list = []
         if phase == TOP:
             events = [Top(LABELS[f]) for f in range(N_FACES) if unseen[f]]

@@ -105,7 +105,7 @@ def illegal_events(state: UnoFlipState, rng: random.Random) -> list:
         events.append(Draw())
     if phase == OWE:
         events += [Draw(state.owe + 1), Pass(), Play(LABELS[state.top])]
-    if phase != TOP:
+    if phase != TOP and not (phase == HANDS and state.top < 0):      # (the top after a final flip)
         events.append(Top(SIDE_COLORS[state.side][0] + "-5"))
     if phase != START:
         events.append(Start("red-5"))
