@@ -547,35 +547,71 @@ def _busts(cid: int, held: int, thirteens: int, lucky: int) -> bool:
     return not (value == THIRTEEN and thirteens == 1 and (lucky or cid == LUCKY_13))
 
 
-@lru_cache(maxsize=8192)
 def _bust_within(numbers: tuple[int, ...], neutral: int, held: int, thirteens: int, lucky: bool,
                  count: int, k: int) -> float:
     """Exact chance of busting within the next k cards of a Flip Four.
 
-    `numbers` are the copies left of each number card (NUMBER_IDS order); "neutral" cards (malus
-    and actions) are set aside during the four and never bust. An Unlucky 7 leaves only itself; a
-    Flip 7 ends the Flip Four safely."""
-    total = sum(numbers) + neutral
+    `numbers` are the copies left of each number card (NUMBER_IDS order), `held` the values the
+    target holds (bits), `count` their number cards; "neutral" cards (malus and actions) are set
+    aside during the four and never bust. An Unlucky 7 leaves only itself; a Flip 7 ends the Flip
+    Four safely. The plain values (all but 7 and 13) only matter by (held, copies left), so the
+    state is reduced to their sorted multiset: draws that lead to the same situation are counted
+    once, which keeps four cards from a full deck to a few hundred states."""
+    copies = dict(zip(NUMBER_IDS, numbers))
+    plain = tuple(sorted((bool(held >> VALUE[cid] & 1), n) for cid, n in copies.items()
+                         if n and VALUE[cid] not in (UNLUCKY_VALUE, THIRTEEN)))
+    return _odds(plain, copies[CARD_ID["7"]], bool(held >> UNLUCKY_VALUE & 1), copies[UNLUCKY_7],
+                 copies[CARD_ID["13"]], copies[LUCKY_13], thirteens, bool(lucky), neutral, count, k)
+
+
+@lru_cache(maxsize=16384)
+def _odds(plain: tuple[tuple[bool, int], ...], sevens: int, held7: bool, unlucky: int, thirteens_left: int,
+          lucky_left: int, thirteens: int, lucky: bool, neutral: int, count: int, k: int) -> float:
+    """_bust_within on the reduced state: `plain` is the sorted (held, copies left) of each plain
+    value with copies left; then the ordinary 7s left, whether a 7 is held, the Unlucky 7s left,
+    the ordinary 13s and Lucky 13s left, the 13s held, whether a Lucky 13 is held."""
+    total = sum(n for _, n in plain) + sevens + unlucky + thirteens_left + lucky_left + neutral
     if k == 0 or total == 0:
         return 0.0
+    go_on = k > 1 and count + 1 < FLIP7_COUNT          # a new number leaves cards to come, no Flip 7
     p = 0.0
-    for j, copies in enumerate(numbers):
-        if not copies:
-            continue
-        cid = NUMBER_IDS[j]
-        w = copies / total
-        if _busts(cid, held, thirteens, lucky):
+    i = 0
+    while i < len(plain):
+        j = i + 1
+        while j < len(plain) and plain[j] == plain[i]:
+            j += 1
+        is_held, n = plain[i]
+        w = (j - i) * n / total                        # any of these values: the same situation
+        if is_held:
             p += w
-            continue
-        if k == 1:
-            continue
-        rest = numbers[:j] + (copies - 1,) + numbers[j + 1:]
-        if cid == UNLUCKY_7:
-            p += w * _bust_within(rest, neutral, 1 << UNLUCKY_VALUE, 0, False, 1, k - 1)
-        elif count + 1 < FLIP7_COUNT:
-            value = VALUE[cid]
-            p += w * _bust_within(rest, neutral, held | 1 << value, thirteens + (value == THIRTEEN),
-                                  lucky or cid == LUCKY_13, count + 1, k - 1)
+        elif go_on:
+            rest = plain[:i] + plain[i + 1:] + (((True, n - 1),) if n > 1 else ())
+            p += w * _odds(tuple(sorted(rest)), sevens, held7, unlucky, thirteens_left, lucky_left,
+                           thirteens, lucky, neutral, count + 1, k - 1)
+        i = j
+    if sevens:
+        if held7:
+            p += sevens / total
+        elif go_on:
+            p += sevens / total * _odds(plain, sevens - 1, True, unlucky, thirteens_left, lucky_left,
+                                        thirteens, lucky, neutral, count + 1, k - 1)
+    if unlucky and k > 1:                               # never busts; leaves only itself
+        cleared = tuple(sorted((False, n) for _, n in plain))
+        p += unlucky / total * _odds(cleared, sevens, True, unlucky - 1, thirteens_left, lucky_left,
+                                     0, False, neutral, 1, k - 1)
+    if thirteens_left:
+        if thirteens >= 2 or (thirteens == 1 and not lucky):
+            p += thirteens_left / total
+        elif go_on:
+            p += thirteens_left / total * _odds(plain, sevens, held7, unlucky, thirteens_left - 1, lucky_left,
+                                                thirteens + 1, lucky, neutral, count + 1, k - 1)
+    if lucky_left:
+        if thirteens >= 2:
+            p += lucky_left / total
+        elif go_on:
+            p += lucky_left / total * _odds(plain, sevens, held7, unlucky, thirteens_left, lucky_left - 1,
+                                            thirteens + 1, True, neutral, count + 1, k - 1)
     if neutral and k > 1:
-        p += neutral / total * _bust_within(numbers, neutral - 1, held, thirteens, lucky, count, k - 1)
+        p += neutral / total * _odds(plain, sevens, held7, unlucky, thirteens_left, lucky_left,
+                                     thirteens, lucky, neutral - 1, count, k - 1)
     return p
