@@ -3,6 +3,11 @@ for each table size, running out of cards, refusal types, saving and the engine'
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from rules.cards import DECKS
@@ -213,3 +218,16 @@ def test_a_forced_draw_may_be_recorded_card_by_card_and_ends_the_challenge() -> 
         match.apply(Challenge(False))
     match.apply(Draw())
     assert match.state.turn == "p2" and match.state.hands == [6, 9, 7]
+
+
+def test_tablemate_replay_referees_and_scores_an_uno_flip_script(tmp_path) -> None:
+    """Through the command line, as a table writes it: exit 1 for the illegal play, the game scored."""
+    script = Path(__file__).parent / "scenarios" / "uno-flip" / "14-500-points.txt"
+    result = subprocess.run([sys.executable, "-m", "device.cli", "replay", "--json", str(script)],
+                            capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent, timeout=60)
+    assert result.returncode == 1, result.stderr               # the last line is refused
+    out = json.loads(result.stdout)
+    assert out["winner"] == "ann" and out["totals"] == {"ann": 845, "ben": 0}
+    assert [e["line"] for e in out["errors"]] == [26]
+    state = out["state"]
+    assert {"side", "top", "color", "direction", "hands"} <= set(state)
