@@ -69,16 +69,17 @@ def presses_for_script(text: str) -> list[tuple[int, list[str]]]:
     return cards
 
 
-def make_game_video(text: str, out: Path, seed: int = 7, split: str = "heldout") -> GameVideo:
+def make_game_video(text: str, out: Path, seed: int = 7, split: str = "heldout", **hard_cases) -> GameVideo:
     """The deal video (a folder of JPEG frames) and the button script for table script `text`,
-    cached in `out` by a hash of everything that shapes them."""
+    cached in `out` by a hash of everything that shapes them. `hard_cases` go to
+    vision.synth.make_deal_video (p_on_top, p_pass, p_nudge, p_slide; its defaults otherwise)."""
     import cv2
     import numpy as np
 
     from vision.synth import make_deal_video
 
     cards = presses_for_script(text)
-    key = hashlib.sha256(json.dumps([text, seed, split, SETTLE_FRAMES, PRESS_GAP, FPS]).encode()).hexdigest()[:12]
+    key = hashlib.sha256(json.dumps([text, seed, split, sorted(hard_cases.items()), SETTLE_FRAMES, PRESS_GAP, FPS]).encode()).hexdigest()[:12]
     frames_dir = out / f"video-{key}"
     buttons_path = out / f"buttons-{key}.txt"
     done = frames_dir / "done.json"
@@ -87,7 +88,7 @@ def make_game_video(text: str, out: Path, seed: int = 7, split: str = "heldout")
         log.info("using the cached deal video %s (%d frames)", frames_dir, info["frames"])
         return GameVideo(frames_dir, buttons_path, info["frames"], len(cards), info["presses"])
     video = make_deal_video(np.random.default_rng(seed), [label for label, _ in cards], fps=FPS,
-                            split=split, p_repeat=0.0)
+                            split=split, **hard_cases, p_repeat=0.0)
     if len(video.events) != len(cards):
         raise RuntimeError("the deal video does not hold one placement per card")
     # After each card with buttons, pause on the last still frame before the table moves again.
