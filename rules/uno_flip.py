@@ -122,7 +122,8 @@ class UnoFlipState:
     __slots__ = ("players", "seat", "totals", "results", "round", "dealer_index", "over", "winner",
                  "side", "direction", "hands", "draw_left", "pile", "set_aside", "pile_faces",
                  "aside_faces", "top", "color", "phase", "turn_index", "owe", "challengeable",
-                 "offender", "wild_effect", "count_for", "called", "uno_window", "laid", "round_winner")
+                 "offender", "wild_effect", "count_for", "called", "uno_window", "laid", "round_winner", "under",
+                 "expected_top")
 
     def __init__(self, config: GameConfig):
         if config.options:
@@ -152,6 +153,8 @@ class UnoFlipState:
         self.pile_faces = [0] * N_FACES         # faces seen on the pile since the side or pile last turned
         self.aside_faces = [0] * N_FACES        # set-aside start cards, by light face
         self.top = -1                           # the face on top of the pile; -1 unknown
+        self.under = -1                         # the hidden face of the pile's bottom card, if known
+        self.expected_top = -1                  # TOP: the face the turned pile must show, if known
         self.color = -1                         # the colour to follow (index in the side's colours); -1 open
         self.phase = START
         self.turn_index = dealer                # the dealer turns the start card
@@ -418,7 +421,7 @@ class UnoFlipState:
         effect = EFFECT[f]
         if left == 0:
             if effect == FLIP:
-                self._turn_over(notices)
+                self._turn_over(f, notices)
             self._end_round(p, notices)
             return notices
         n = len(self.players)
@@ -440,7 +443,7 @@ class UnoFlipState:
             notices.append(Notice("skipped", None, "everyone"))
             self.turn_index = p
         elif effect == FLIP:
-            self._turn_over(notices)
+            self._turn_over(f, notices)
             self.turn_index = (p + d) % n
             self.phase = TOP
         else:                                            # a wild: the player names a colour
@@ -449,8 +452,13 @@ class UnoFlipState:
             self.phase = COLOR_CHOICE
         return notices
 
-    def _turn_over(self, notices: list[Notice]) -> None:
-        """A Flip: hands, draw pile and discard pile are turned over; the new top is read next."""
+    def _turn_over(self, flip: int, notices: list[Notice]) -> None:
+        """A Flip: hands, draw pile and discard pile are turned over; the new top is read next.
+        It is the hidden face of the card that was at the bottom: known when that card is the
+        previous Flip (no reshuffle since), whose face played then shows again. The Flip just
+        played goes to the bottom, its played face hidden."""
+        self.expected_top = self.under
+        self.under = flip
         self.side = 1 - self.side
         self.pile_faces = [0] * N_FACES
         self.top = -1
@@ -483,6 +491,7 @@ class UnoFlipState:
             self.pile_faces = [0] * N_FACES
             if top >= 0:
                 self.pile_faces[top] = 1
+            self.under = -1                              # the one card left: its hidden face is unknown
             notices.append(Notice("shuffled", None, self.draw_left))
         self.draw_left -= count
         self.hands[p] += count
@@ -606,12 +615,18 @@ class UnoFlipState:
             raise Refused("the top card is read only after a flip")
         f = self._face(event.label)
         self._check_face_in_play(f)
+        notices = [Notice("top", None, LABELS[f])]
+        expected = self.expected_top
+        if expected >= 0 and f != expected:
+            # the camera is the truth of what shows; the table is told what was expected
+            notices.append(Notice("unexpected_top", None, {"expected": LABELS[expected], "read": LABELS[f]}))
+        self.expected_top = -1
         self.top = f
         self.pile_faces[f] += 1
         self.color = COLOR[f]                            # -1 for a wild face: the colour is open
         if not final_flip:
             self.phase = PLAY
-        return [Notice("top", None, LABELS[f])]
+        return notices
 
     def _uno(self, event: Uno) -> list[Notice]:
         if self.phase in (OVER, HANDS, START):
@@ -760,7 +775,7 @@ class UnoFlipState:
     _FIELDS = ("totals", "round", "dealer_index", "over", "winner", "side", "direction", "hands",
                "draw_left", "pile", "set_aside", "pile_faces", "aside_faces", "top", "color", "phase",
                "turn_index", "owe", "challengeable", "offender", "wild_effect", "count_for", "called",
-               "uno_window", "laid", "round_winner")
+               "uno_window", "laid", "round_winner", "under", "expected_top")
 
     def to_dict(self) -> dict[str, Any]:
         d = {name: copy.deepcopy(getattr(self, name)) for name in self._FIELDS}
@@ -795,6 +810,7 @@ class UnoFlipState:
             "pending": pending.to_json() if pending else None,
             "side": self.side_name,
             "top": LABELS[self.top] if self.top >= 0 else None,
+            "expected_top": LABELS[self.expected_top] if self.expected_top >= 0 else None,
             "color": self.color_name,
             "direction": "clockwise" if self.direction == CLOCKWISE else "counterclockwise",
             "hands": dict(zip(self.players, self.hands)),

@@ -36,6 +36,8 @@ def check_invariants(state: UnoFlipState, table: UnoRandomTable) -> None:
     assert state.side == table.side
     if state.top >= 0:
         assert LABELS[state.top] == table.face(table.discard[-1])
+    if state.expected_top >= 0:                     # the bottom card's hidden face, known after a Flip
+        assert state.top < 0 and LABELS[state.expected_top] == table.face(table.discard[-1])
     # the faces the tracker has seen are faces of the side in play (set-aside: light), within the copies
     for f in range(N_FACES):
         assert 0 <= state.pile_faces[f] + state.aside_faces[f] <= COPIES[f]

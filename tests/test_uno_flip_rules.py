@@ -231,3 +231,11 @@ def test_tablemate_replay_referees_and_scores_an_uno_flip_script(tmp_path) -> No
     assert [e["line"] for e in out["errors"]] == [26]
     state = out["state"]
     assert {"side", "top", "color", "direction", "hands"} <= set(state)
+
+
+def test_a_top_other_than_the_known_bottom_card_is_flashed_not_refused() -> None:
+    match = match_of(2, Start("red-1"), Play("red-flip"), Top("pink-1"), Play("pink-flip"), dealer="p1")
+    assert match.state.summary()["expected_top"] == "red-flip"
+    notices = match.apply(Top("red-2"))
+    assert notices[-1].kind == "unexpected_top" and notices[-1].detail == {"expected": "red-flip", "read": "red-2"}
+    assert match.state.summary()["top"] == "red-2"
