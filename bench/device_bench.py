@@ -32,7 +32,7 @@ def bench_render(repeat: int = 200) -> None:
     screens = {
         "turn": TurnScreen("ann", 2, ("3", "7", "11", "+4", "second-chance"), 25, 134, 0.31),
         "flash": FlashScreen("BUST!", "cat", "a second 7"),
-        "choice": ChoiceScreen("ann: FREEZE who?", "ben", 1, 3),
+        "choice": ChoiceScreen("ann: FREEZE who?", "ben", "2/3"),
         "message": MessageScreen("Card not sure", ("show it again",), inverted=True),
         "scores": ScoresScreen("ROUND 3", (("ann", "+36", 120), ("ben", "bust", 80), ("cat", "+66", 201))),
         "menu": MenuScreen("MENU", ("New game", "Players: 3", "Re-shuffle", "Brightness: 3", "Shut down"), 2),

@@ -58,8 +58,8 @@ def main(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as error:
         print(f"tablemate run: {error}", file=sys.stderr)
         return 2
-    for problem in config_problems:
-        appliance.table.show_problem("Config error", problem)
+    for problem in config_problems:   # the journal has the file name; the screen the problem
+        appliance.table.show_problem("Config error", problem.split(": ", 1)[-1])
     appliance.run()
     table = appliance.table
     table.game_log.close()

@@ -41,9 +41,9 @@ class FlashScreen:
 @dataclass(frozen=True)
 class ChoiceScreen:
     question: str               # e.g. "ann: FREEZE who?"
-    option: str
-    index: int
-    count: int
+    option: str                 # the option `ok` would choose, big
+    position: str = ""          # e.g. "2/3"
+    detail: str = ""            # a small line under the option
 
 
 @dataclass(frozen=True)
@@ -178,8 +178,10 @@ def _flash(draw, s: FlashScreen) -> None:
 def _choice(draw, s: ChoiceScreen) -> None:
     draw.rectangle((0, 0, WIDTH - 1, 13), fill=1)
     _text_fit(draw, (WIDTH // 2, 7), s.question, 11, WIDTH - 4, fill=0, anchor="mm")
-    _text_fit(draw, (WIDTH // 2, 32), s.option.upper(), 22, WIDTH - 8, anchor="mm")
-    draw.text((0, HEIGHT), f"next ▸ {s.index + 1}/{s.count}", font=font(10), fill=1, anchor="ls")
+    _text_fit(draw, (WIDTH // 2, 29 if s.detail else 32), s.option.upper(), 22, WIDTH - 8, anchor="mm")
+    if s.detail:
+        _text_fit(draw, (WIDTH // 2, 46), s.detail, 10, WIDTH - 4, anchor="mm")
+    draw.text((0, HEIGHT), f"next ▸ {s.position}".rstrip(), font=font(10), fill=1, anchor="ls")
     draw.text((WIDTH - 1, HEIGHT), "ok ✓", font=font(10), fill=1, anchor="rs")
 
 

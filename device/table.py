@@ -26,7 +26,7 @@ from rules.script import format_event
 
 log = logging.getLogger(__name__)
 
-SCORE_ROWS_PER_PAGE = 4
+SCORE_ROWS_PER_PAGE = 3          # and the footer: all a 64-pixel screen holds readably
 SCORES_PAGE_SECONDS = 3.0
 CONFIRM_SECONDS = 8.0          # an undo or menu left alone this long goes back to the game
 MESSAGE_SECONDS = 3.0
@@ -281,7 +281,7 @@ class Table:
             verb = "to?" if pending.card == "second-chance" else "who?"
             option = pending.options[self.choice_index % len(pending.options)]
             return ChoiceScreen(f"{pending.by}: {what} {verb}", option,
-                                self.choice_index % len(pending.options), len(pending.options))
+                                f"{self.choice_index % len(pending.options) + 1}/{len(pending.options)}")
         summary = state.summary()
         turn = summary["turn"]
         if turn is None:
@@ -311,10 +311,10 @@ class Table:
             items = tuple(self._menu_label(item) for item in MENU_ITEMS)
             return MenuScreen("MENU", items, self.menu_cursor)
         if self.mode == "players":
-            names = " ".join(self.names[: self.menu_value])
-            return ChoiceScreen("Players (new game)", f"{self.menu_value}: {names}", self.menu_value - 2, 17)
+            return ChoiceScreen("Players: new game", f"{self.menu_value} players", "2-18",
+                                " ".join(self.names[: self.menu_value]))
         if self.mode == "brightness":
-            return ChoiceScreen("Brightness", "*" * self.menu_value, self.menu_value - 1, 4)
+            return ChoiceScreen("Brightness", f"{self.menu_value} of 4", "", "next: brighter")
         if self.mode == "confirm_new":
             return MessageScreen("New game?", ("ok: yes  back: no",))
         return MessageScreen("Shut down?", ("ok: yes  back: no",))

@@ -93,7 +93,7 @@ def test_screens_render_as_1bit_128x64(tmp_path):
     screens = [
         TurnScreen("ann", 2, ("3", "7", "11", "+4", "second-chance"), 25, 134, 0.12),
         FlashScreen("BUST!", "cat", "a second 7"),
-        ChoiceScreen("ann: FREEZE who?", "ben", 1, 3),
+        ChoiceScreen("ann: FREEZE who?", "ben", "2/3"),
         MessageScreen("Card not sure", ("show it again",), inverted=True),
         ScoresScreen("ROUND 3", (("ann", "+36", 120), ("ben", "bust", 80)), footer="ok: play on"),
         MenuScreen("MENU", ("New game", "Players: 3", "Re-shuffle", "Brightness: 3", "Shut down"), 2),
