@@ -29,6 +29,10 @@ from vision.geometry import CARD_ASPECT, order_corners, quad_area, quad_aspect, 
 WORK_LONG_SIDE = 640
 # At most this many proposals (best edge support first) are refined and judged per frame.
 MAX_PROPOSALS = 24
+# A lined-up quad inside a card holding at least this share of its area is its printed frame.
+FRAME_AREA_SHARE = 0.55
+# A quad inside a card holding less than this share of its area is a part of its picture.
+PICTURE_AREA_SHARE = 0.3
 
 
 @dataclass
@@ -122,7 +126,7 @@ def _edge_map(ycc: np.ndarray) -> np.ndarray:
             gx = np.where(take, cx, gx)
             gy = np.where(take, cy, gy)
             mag = np.maximum(m, mag)
-    high = max(float(np.percentile(mag[::4, ::4], 90)), 40.0)
+    high = max(float(np.percentile(mag[::4, ::4], 90)), 24.0)
     return cv2.Canny(gx, gy, high / 2.0, high)
 
 
@@ -154,7 +158,10 @@ def _foreground_mask(ycc: np.ndarray) -> np.ndarray:
     border = np.concatenate([ycc[:b].reshape(-1, 3), ycc[-b:].reshape(-1, 3),
                              ycc[:, :b].reshape(-1, 3), ycc[:, -b:].reshape(-1, 3)])[::3].astype(np.float32)
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 10, 1.0)
-    _, _, centres = cv2.kmeans(border, 3, None, criteria, 1, cv2.KMEANS_PP_CENTERS)
+    # Start from luminance terciles rather than random centres: the same frame, the same answer.
+    ranks = np.argsort(np.argsort(border[:, 0], kind="stable"), kind="stable")
+    labels = (ranks * 3 // len(border)).astype(np.int32).reshape(-1, 1)
+    _, _, centres = cv2.kmeans(border, 3, labels, criteria, 1, cv2.KMEANS_USE_INITIAL_LABELS)
     # L1 colour distance to the nearest cluster, saturating (all in OpenCV: this is per pixel).
     dist8 = None
     for centre in centres:
@@ -238,10 +245,12 @@ def _share(mask: np.ndarray, quad: np.ndarray) -> float:
 
 
 def _border_contrast(ycc: np.ndarray, quad: np.ndarray, step: float = 3.0) -> float:
-    """Share of border points where the colour just inside differs from just outside.
+    """Share of border points where the colour just inside differs from just outside, lowered
+    when the strip just inside does not keep one colour along each side.
 
-    A true card border separates the card from the table all along; a quad snapped onto table
-    texture (a checkerboard's lines) has the same colour on both sides at many points."""
+    A true card border separates the card from the table all along, and the card's margin runs
+    along it; a quad snapped onto table texture (a checkerboard's lines) has the same colour on
+    both sides at many points and alternating colours inside."""
     h, w = ycc.shape[:2]
     q = order_corners(quad)
     centre = q.mean(axis=0)
@@ -261,8 +270,15 @@ def _border_contrast(ycc: np.ndarray, quad: np.ndarray, step: float = 3.0) -> fl
         yi = np.clip(p[:, 1].round().astype(np.int32), 0, h - 1)
         return ycc[yi, xi].astype(np.float32)
 
-    diff = np.linalg.norm(colours(inside) - colours(outside), axis=1)
-    return float((diff > 12.0).mean())
+    inner = colours(inside)
+    diff = np.linalg.norm(inner - colours(outside), axis=1)
+    contrast = float((diff > 12.0).mean())
+    # A card's margin keeps one colour along each side; squares of a checked cloth alternate.
+    # Chroma is weighed up: light falls off along a side, a card's colour does not.
+    sides = inner.reshape(4, -1, 3) * np.array([0.5, 2.0, 2.0], np.float32)
+    spread = np.abs(sides - np.median(sides, axis=1, keepdims=True)).sum(axis=2)
+    uniform = float((spread < 30.0).mean())
+    return contrast * min(1.0, uniform / 0.75)
 
 
 def _dedupe(cands: list[Candidate], iou: float, min_support: float) -> list[Candidate]:
@@ -281,13 +297,36 @@ def _inside(inner: Candidate, outer: Candidate) -> bool:
 
 
 def _suppress(cands: list[Candidate]) -> list[Candidate]:
-    """One quad per card: a quad inside a bigger, about as well supported one is that card's
-    printed frame or a part of its picture (half a card is card-shaped too) and goes; of quads
-    overlapping otherwise, the better supported stays."""
+    """One quad per card.
+
+    A quad inside a bigger, about as well supported one goes when it is that card's printed frame
+    (lined up, most of its area) or a small part of its picture. Between those, both stay:
+    either may be the card (a card inside squares of a gingham cloth, or half a card's picture
+    inside the card), and the classifier's "no card" settles it. Of quads overlapping
+    otherwise, the better supported stays."""
     cands = _dedupe(cands, 0.9, 0.0)
-    cands = [c for c in cands if not any(o is not c and quad_area(o.quad) > quad_area(c.quad)
-                                         and o.score >= c.score - 0.1 and _inside(c, o) for o in cands)]
-    return _dedupe(cands, 0.5, 0.0)
+    drop = set()
+    for i, inner in enumerate(cands):
+        for outer in cands:
+            if (outer is inner or quad_area(outer.quad) <= quad_area(inner.quad)
+                    or outer.score < inner.score - 0.1 or not _inside(inner, outer)):
+                continue
+            share = quad_area(inner.quad) / quad_area(outer.quad)
+            if share < PICTURE_AREA_SHARE or (share >= FRAME_AREA_SHARE
+                                              and _turn_between(inner.quad, outer.quad) < 10.0):
+                drop.add(i)
+                break
+    return _dedupe([c for i, c in enumerate(cands) if i not in drop], 0.5, 0.0)
+
+
+def _turn_between(a: np.ndarray, b: np.ndarray) -> float:
+    """Angle in degrees between the long sides of two quads (0..90)."""
+    def angle(q):
+        q = order_corners(q)
+        d = (q[3] - q[0]) + (q[2] - q[1])
+        return np.degrees(np.arctan2(d[1], d[0])) % 180.0
+    diff = abs(angle(a) - angle(b)) % 180.0
+    return float(min(diff, 180.0 - diff))
 
 
 def _refine(edges: np.ndarray, quad: np.ndarray, outward: int = 5, inward: int = 5) -> np.ndarray:

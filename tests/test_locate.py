@@ -1,0 +1,127 @@
+"""Card geometry and the locator: corner order, the canonical warp, and quads found on light,
+dark, wood, cloth and patterned tables at any rotation and with perspective tilt."""
+
+from __future__ import annotations
+
+import itertools
+
+import cv2
+import numpy as np
+import pytest
+
+from tests.vision_fixtures import card_face, card_quad, place, surface
+from vision.geometry import CANON_H, CANON_W, order_corners, quad_iou, warp_card
+from vision.locate import find_cards
+
+
+def best_iou(truth, quads) -> float:
+    return max((quad_iou(truth, q) for q in quads), default=0.0)
+
+
+# ------------------------------------------------------------------ geometry
+
+@pytest.mark.parametrize("angle", [0, 17, 90, 133, 180, 251, 359])
+def test_order_corners_gives_short_top_side_clockwise_whatever_the_input_order(angle):
+    quad = card_quad((300, 200), angle, 180)
+    for perm in itertools.permutations(range(4)):
+        q = order_corners(quad[list(perm)])
+        sides = np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)
+        assert sides[0] < sides[1] and sides[2] < sides[3]           # long side vertical
+        (ax, ay), (bx, by) = q[1] - q[0], q[2] - q[1]
+        assert ax * by - ay * bx > 0                                              # clockwise on screen (y down)
+        np.testing.assert_allclose(q, order_corners(quad), atol=1e-4)  # one answer per quad
+
+
+def test_warp_card_gives_the_face_as_a_portrait_crop_either_way_up():
+    rng = np.random.default_rng(0)
+    frame = surface(rng, "dark")
+    face = card_face(rng, "5", (40, 60, 200))
+    quad = card_quad((320, 240), 63, 190)
+    place(frame, face, quad)
+    crop = warp_card(frame, quad)
+    assert crop.shape == (CANON_H, CANON_W, 3) and crop.dtype == np.uint8
+    ref = cv2.resize(face[:, :, :3], (CANON_W, CANON_H), interpolation=cv2.INTER_AREA).astype(np.float32)
+    got = crop.astype(np.float32)
+    # order_corners picks one of the two upright/upside-down orders: either must match the face.
+    err = min(np.abs(got - ref).mean(), np.abs(got[::-1, ::-1] - ref).mean())
+    assert err < 12
+
+
+# ------------------------------------------------------------------ locator on controlled scenes
+
+@pytest.mark.parametrize("kind", ["light", "dark", "wood", "cloth", "checker"])
+@pytest.mark.parametrize("angle,tilt", [(0, 0.0), (37, 0.05), (90, 0.0), (152, 0.08), (233, 0.03), (305, 0.06)])
+def test_one_card_is_found_on_any_surface_at_any_rotation(kind, angle, tilt):
+    rng = np.random.default_rng(angle)
+    frame = surface(rng, kind)
+    quad = card_quad((320 + rng.uniform(-60, 60), 240 + rng.uniform(-40, 40)), angle, rng.uniform(150, 220), tilt)
+    place(frame, card_face(rng, "8", (30, 120, 40)), quad)
+    quads = find_cards(frame)
+    assert best_iou(quad, quads) >= 0.9
+    if kind != "checker":   # squares of a checkerboard are card-shaped: the classifier rejects them
+        assert len(quads) == 1, "texture or the card's printed frame was taken for a card"
+
+
+@pytest.mark.parametrize("kind", [
+    pytest.param("light", marks=pytest.mark.xfail(strict=True, reason="known limit: a cream card on the "
+                                                  "near-white end of the table is found by its printed frame")),
+    "dark", "wood"])
+def test_cards_lying_apart_are_each_found_once(kind):
+    rng = np.random.default_rng(11)
+    frame = surface(rng, kind)
+    truths = [card_quad((130, 220), 10, 170), card_quad((330, 260), -25, 170), card_quad((520, 230), 95, 170)]
+    for q, colour in zip(truths, [(40, 40, 210), (40, 160, 40), (200, 90, 30)]):
+        place(frame, card_face(rng, "3", colour), q)
+    quads = find_cards(frame)
+    assert len(quads) == 3
+    assert all(best_iou(t, quads) >= 0.9 for t in truths)
+
+
+@pytest.mark.parametrize("kind", ["light", "dark", "wood", "cloth"])
+def test_an_empty_table_has_no_cards(kind):
+    assert find_cards(surface(np.random.default_rng(5), kind)) == []
+
+
+def test_a_card_on_top_of_another_is_found_whole():
+    rng = np.random.default_rng(2)
+    frame = surface(rng, "wood")
+    below = card_quad((300, 240), 20, 190)
+    above = card_quad((350, 260), 65, 190)
+    place(frame, card_face(rng, "4", (200, 90, 30)), below)
+    place(frame, card_face(rng, "9", (40, 40, 210)), above)
+    assert best_iou(above, find_cards(frame)) >= 0.9
+
+
+def test_a_large_photo_is_located_at_its_own_scale():
+    rng = np.random.default_rng(3)
+    frame = surface(rng, "light", size=(2000, 1500))
+    quad = card_quad((900, 700), 28, 640, 0.03)
+    place(frame, card_face(rng, "12", (90, 60, 60)), quad)
+    assert best_iou(quad, find_cards(frame)) >= 0.9
+
+
+def test_locator_refuses_a_grey_image():
+    with pytest.raises(ValueError):
+        find_cards(np.zeros((100, 100), np.uint8))
+
+
+# ------------------------------------------------------------------ locator on the synthesiser's scenes
+
+def test_locator_on_synthetic_table_scenes_with_all_the_nuisances():
+    """Shadows, glare, fingers over a card, a card underneath, blur, noise, held-out surfaces."""
+    from rules.cards import DECKS
+    from vision.synth import make_scene
+
+    rng = np.random.default_rng(2024)
+    labels = DECKS["flip7"].labels
+    found = total = 0
+    for i in range(24):
+        chosen = [labels[j] for j in rng.integers(0, len(labels), 1 + i % 3)]
+        frame, truth = make_scene(rng, chosen, split="heldout" if i % 2 else "train")
+        quads = find_cards(frame)
+        for card in truth:
+            total += 1
+            found += best_iou(card.quad, quads) >= 0.85
+    # Measured 0.71 on this set (0.88 on 100 other scenes); the misses are a card on a card of
+    # the same colour, a card on a table of its own colour, and a hand over most of a card.
+    assert found / total >= 0.7, f"{found} of {total} cards located"
