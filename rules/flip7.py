@@ -78,10 +78,13 @@ class FlipTableState:
     A game class sets the class attributes below and provides the hooks: `_configure` (options),
     `_new_round_fields` (its per-player lists), `apply`, `_receive` (a card dealt to a player),
     `_after_flip` / `_step_frame` (what a finished dealing frame sets off; the game's own frames),
-    `_frame_cards` (cards a frame holds), `_choice_card`, `_waiting_reason`, `_dealing_words`,
-    `_score`, `pending`, `bust_odds`, `legal_events`, `_restore` (after loading)."""
+    `_frame_cards` (cards a frame holds), `_choice_card` (a drawn card awaiting a choice),
+    `_choice_events`, `_waiting_reason`, `_dealing_words`, `_score`, `pending`, `bust_odds`,
+    `flip_bust_odds`; and where the game needs them `_stop_forbidden`, `_round_scores`, `_restore`
+    (after loading)."""
     game: str
     title: str                           # the game's name in refusals
+    flip_odds_key: str                   # summary key of the odds while a dealing frame runs
     DECK = DECK
     LABELS = LABELS
     CARD_ID = CARD_ID
@@ -467,7 +470,7 @@ class FlipTableState:
         turn = self.turn
         pending = self.pending
         odds = self.bust_odds()
-        return {
+        state = {
             "round": self.round,
             "dealer": self.dealer,
             "turn": turn,
@@ -478,11 +481,29 @@ class FlipTableState:
             "deck_left": self.deck_left,
             "discard": self.discard_left,
         }
+        flip_odds = self.flip_bust_odds()
+        if flip_odds is not None:
+            state[self.flip_odds_key] = {turn: round(flip_odds, 4)}
+        return state
+
+    def legal_events(self) -> list:
+        """Every event the table could make now (cards by label, once per label left)."""
+        if self.over:
+            return []
+        if self.choice is not None:
+            return self._choice_events()
+        events: list = [Card(label) for label in self.card_counts()]
+        if self.stop_allowed():
+            events.append(Stop())
+        return events
 
 
 class Flip7State(FlipTableState):
+    """Flip 7. The pending choice is a tuple (purpose, by, options, card, drawer): purpose ACTION,
+    GIFT or SET_ASIDE, options the seats `by` may choose."""
     game = "flip7"
     title = "Flip 7"
+    flip_odds_key = "flip_three_bust_odds"
     _OPTION_FIELDS = ("set_aside_after_bust", "decks")
     _PLAYER_FIELDS = ("numbers", "distinct", "number_sum", "plus", "doubled", "has_second_chance")
     __slots__ = ("set_aside_after_bust",) + _PLAYER_FIELDS
@@ -500,7 +521,6 @@ class Flip7State(FlipTableState):
         self.plus = [0] * n                                   # sum of +N modifiers
         self.doubled = [False] * n                            # holds x2
         self.has_second_chance = [False] * n
-        # self.choice: (purpose, by, options, card, drawer)
 
     # ---- public view ----------------------------------------------------------------------
     @property
@@ -720,24 +740,8 @@ class Flip7State(FlipTableState):
             if frame[0] == "set_aside":
                 frame[5] = list(frame[5])
 
-    # ---- for the JSON summary ---------------------------------------------------------------
-    def summary(self) -> dict[str, Any]:
-        state = super().summary()
-        flip_odds = self.flip_bust_odds()
-        if flip_odds is not None:
-            state["flip_three_bust_odds"] = {self.turn: round(flip_odds, 4)}
-        return state
-
-    def legal_events(self) -> list:
-        """Every event the table could make now (cards by label, once per label left)."""
-        if self.over:
-            return []
-        if self.choice is not None:
-            return [Target(self.players[i]) for i in self.choice[2]]
-        events: list = [Card(label) for label in self.card_counts()]
-        if self.stop_allowed():
-            events.append(Stop())
-        return events
+    def _choice_events(self) -> list:
+        return [Target(self.players[i]) for i in self.choice[2]]
 
 
 def _seats(players: tuple[str, ...]) -> dict[str, int]:

@@ -41,7 +41,6 @@ tests/scenarios/vengeance and tests/scenarios/brutal):
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
 from rules.cards import DECKS
 from rules.core import Notice, Pending, Refused
@@ -82,6 +81,7 @@ OPTIONS = ("decks",)
 class VengeanceState(FlipTableState):
     game = "flip7-vengeance"
     title = "Flip 7: Vengeance"
+    flip_odds_key = "flip_four_bust_odds"
     brutal = False
     DECK = DECK
     LABELS = LABELS
@@ -495,32 +495,16 @@ class VengeanceState(FlipTableState):
             self.flip7_choice = BONUS
         super()._end_round(notices)
 
-    # ---- for the JSON summary ---------------------------------------------------------------
-    def summary(self) -> dict[str, Any]:
-        state = super().summary()
-        flip_odds = self.flip_bust_odds()
-        if flip_odds is not None:
-            state["flip_four_bust_odds"] = {self.turn: round(flip_odds, 4)}
-        return state
-
-    def legal_events(self) -> list:
-        """Every event the table could make now (cards by label, once per label left)."""
-        if self.over:
-            return []
-        if self.choice is not None:
-            purpose, _, options, _ = self.choice
-            names = self.players
-            if purpose == TARGET:
-                return [Target(names[i]) for i in options]
-            if purpose == CARD:
-                return [Take(names[p], LABELS[c]) for p, c in options]
-            if purpose == SWAP_CARDS:
-                return [SwapCards(names[a], LABELS[ca], names[b], LABELS[cb]) for (a, ca), (b, cb) in _pairs(options)]
-            return [Bonus()] + [Penalize(names[i]) for i in options]
-        events: list = [Card(label) for label in self.card_counts()]
-        if self.stop_allowed():
-            events.append(Stop())
-        return events
+    def _choice_events(self) -> list:
+        purpose, _, options, _ = self.choice
+        names = self.players
+        if purpose == TARGET:
+            return [Target(names[i]) for i in options]
+        if purpose == CARD:
+            return [Take(names[p], LABELS[c]) for p, c in options]
+        if purpose == SWAP_CARDS:
+            return [SwapCards(names[a], LABELS[ca], names[b], LABELS[cb]) for (a, ca), (b, cb) in _pairs(options)]
+        return [Bonus()] + [Penalize(names[i]) for i in options]
 
 
 class BrutalVengeanceState(VengeanceState):
