@@ -23,7 +23,10 @@ Rulings where the spec is silent (each one has a scenario in tests/scenarios/uno
 - A turn is: play a matching card, or draw one card and then play a matching card (the drawn one;
   the tracker cannot tell) or `pass`. Passing without drawing is refused unless nothing can be drawn.
 - The top card a Flip turns up has no effect (it was not played); if it is a wild face the colour
-  is open: any card may be played on it, and a wild draw card's condition is met.
+  is open: any card may be played on it, and a wild draw card's condition is met (no challenge).
+  From the second Flip of a round on (with no reshuffle since the previous one) the face it must
+  turn up is known: the previous Flip card lies at the bottom (`expected_top`); a different `top`
+  is accepted (the camera shows what is there) and flashed (notice `unexpected_top`).
 - When the draw pile runs out, the discard pile but its top card is turned and shuffled into a new
   draw pile automatically; set-aside start cards stay aside until the round ends.
 - UNO may be called with two cards while on turn (as the second-to-last card is played) or any
@@ -123,7 +126,7 @@ class UnoFlipState:
                  "side", "direction", "hands", "draw_left", "pile", "set_aside", "pile_faces",
                  "aside_faces", "top", "color", "phase", "turn_index", "owe", "challengeable",
                  "offender", "wild_effect", "count_for", "called", "uno_window", "laid", "round_winner", "under",
-                 "expected_top")
+                 "expected_top", "condition_color")
 
     def __init__(self, config: GameConfig):
         if config.options:
@@ -161,6 +164,7 @@ class UnoFlipState:
         self.owe = 0                            # OWE: cards the player on turn must draw
         self.challengeable = False              # OWE/COUNT: a wild draw card the victim may challenge
         self.offender = -1                      # who played that wild draw card (COLOR: who names)
+        self.condition_color = -1               # the colour its player must not have held; -1 none
         self.wild_effect = -1                   # COLOR: which wild was played
         self.count_for = VICTIM                 # COUNT: why the cards are drawn
         self.called = [False] * n               # called UNO (with one card, or with two as they play)
@@ -277,7 +281,7 @@ class UnoFlipState:
             count = self.owe
             text = f"{who} must draw {self.owe} and is skipped"
             if self.challengeable:
-                text += f" (or challenge {self.players[self.offender]}'s {LABELS[self.top]})"
+                text += f" (or challenges: {self._condition()})"
         else:                                                   # COUNT
             colour = self.color_name
             if self.count_for == CHALLENGER:
@@ -285,8 +289,12 @@ class UnoFlipState:
             else:
                 text = f"{who} draws until {colour}: how many cards?"
                 if self.challengeable:
-                    text += f" (or challenge {self.players[self.offender]}'s wild-draw-color)"
+                    text += f" (or challenges: {self._condition()})"
         return {"player": who, "action": PHASES[phase], "count": count, "text": text}
+
+    def _condition(self) -> str:
+        colour = SIDE_COLORS[self.side][self.condition_color]
+        return f"{self.players[self.offender]} may play the {LABELS[self.top]} only holding no {colour} card"
 
     def _asked_for(self) -> str:
         if self.top < 0 or self.color < 0:
@@ -406,6 +414,7 @@ class UnoFlipState:
     def _play(self, event: Play) -> list[Notice]:
         f = self._check_play(event)
         p = self.turn_index
+        colour_before = self.color
         notices = [Notice("played", self.players[p], LABELS[f])]
         self.hands[p] -= 1
         self.pile += 1
@@ -449,6 +458,7 @@ class UnoFlipState:
         else:                                            # a wild: the player names a colour
             self.offender = p
             self.wild_effect = effect
+            self.condition_color = colour_before
             self.phase = COLOR_CHOICE
         return notices
 
@@ -584,11 +594,15 @@ class UnoFlipState:
         if self.wild_effect == WILD:
             self.turn_index = victim
             self.phase = PLAY
-        elif self.wild_effect == WILD_DRAW_TWO:
-            self._owe(victim, 2, True, notices)
         else:
-            notices.append(Notice("must_draw", self.players[victim], name))
-            self._count(victim, VICTIM, True, notices)
+            # a wild draw card played with no colour to follow (a wild turned up by a flip) always
+            # met its condition: there is nothing to challenge
+            challengeable = self.condition_color >= 0
+            if self.wild_effect == WILD_DRAW_TWO:
+                self._owe(victim, 2, challengeable, notices)
+            else:
+                notices.append(Notice("must_draw", self.players[victim], name))
+                self._count(victim, VICTIM, challengeable, notices)
         return notices
 
     def _pass(self) -> list[Notice]:
@@ -666,6 +680,9 @@ class UnoFlipState:
         if not (self.phase in (OWE, COUNT) and self.challengeable):
             if self.phase in (OVER, HANDS, START, TOP, COLOR_CHOICE):
                 raise Refused(self._waiting_reason("challenge"))
+            if self.phase in (OWE, COUNT) and self.condition_color < 0 and EFFECT[self.top] in WILDS:
+                raise Refused(f"there is nothing to challenge: no colour was to be followed when "
+                              f"{self.players[self.offender]} played the {LABELS[self.top]}")
             raise Refused("there is no wild draw card to challenge now")
         victim = self.turn_index
         offender = self.offender
@@ -775,7 +792,7 @@ class UnoFlipState:
     _FIELDS = ("totals", "round", "dealer_index", "over", "winner", "side", "direction", "hands",
                "draw_left", "pile", "set_aside", "pile_faces", "aside_faces", "top", "color", "phase",
                "turn_index", "owe", "challengeable", "offender", "wild_effect", "count_for", "called",
-               "uno_window", "laid", "round_winner", "under", "expected_top")
+               "uno_window", "laid", "round_winner", "under", "expected_top", "condition_color")
 
     def to_dict(self) -> dict[str, Any]:
         d = {name: copy.deepcopy(getattr(self, name)) for name in self._FIELDS}
