@@ -213,12 +213,9 @@ class FlipTableState:
     def _card(self, event: Card) -> list[Notice]:
         if self.over or self.choice is not None:
             self._refuse_if_waiting("card")
-        card_id = self.CARD_ID
-        cid = card_id.get(event.label)
+        cid = self.CARD_ID.get(event.label)
         if cid is None:
-            cid = card_id.get(event.label.lower())
-            if cid is None:
-                raise Refused(f"{event.label} is not a card of the {self.title} deck")
+            cid = self._card_id(event.label)
         if self.deck_left:
             counts, total = self.deck, self.deck_left
         else:
@@ -248,6 +245,12 @@ class FlipTableState:
             self._receive(to, cid, False, notices)
         self._settle(notices)
         return notices
+
+    def _card_id(self, label: str) -> int:
+        cid = self.CARD_ID.get(label.lower())
+        if cid is None:
+            raise Refused(f"{label} is not a card of the {self.title} deck")
+        return cid
 
     def _check_redirect(self, named: int) -> None:
         name = self.players[named]

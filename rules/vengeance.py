@@ -213,14 +213,6 @@ class VengeanceState(FlipTableState):
     def _dealing_words(self, frame: list) -> str:
         return "a Flip Four" if frame[4] == FLIP_FOUR else "a card by Just One More"
 
-    def _card_id(self, label: str) -> int:
-        cid = CARD_ID.get(label)
-        if cid is None:
-            cid = CARD_ID.get(label.lower())
-            if cid is None:
-                raise Refused(f"{label} is not a card of the {self.title} deck")
-        return cid
-
     def _face_up(self, name: str, label: str) -> tuple[int, int]:
         """(seat, card id) of a face-up card named in an answer, or a refusal saying why not."""
         p = self._player(name)
