@@ -4,7 +4,11 @@ legal-event list the random tables rely on."""
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +16,8 @@ from rules.cards import DECKS
 from rules.core import GameConfig, Refused
 from rules.events import Bonus, Card, Stop, SwapCards, Take, Target
 from rules.match import Match
-from rules.random_play import RandomTable
+from rules.random_play import RandomTable, random_game
+from rules.script import format_event, format_header
 from rules.vengeance import NUMBER_IDS, VengeanceState, _bust_within
 
 
@@ -139,3 +144,23 @@ def test_every_legal_event_is_accepted_and_stop_matches_stop_allowed() -> None:
                 assert len(events) == len(state.pending.options)
             match.apply(table.next_event(state))
     assert checked > 2000
+
+
+@pytest.mark.parametrize("game, seed, answers", [("flip7-vengeance", 7, {"take", "swap", "target"}),
+                                                  ("flip7-vengeance-brutal", 9, {"take", "swap", "target", "penalize"})])
+def test_tablemate_replay_scores_a_whole_random_game(game: str, seed: int, answers: set, tmp_path) -> None:
+    """A whole game with every kind of choice, written as a table script and scored by the CLI."""
+    match = random_game(GameConfig(game, ("Ann", "ben", "Cat")), seed=seed)
+    assert match.over
+    lines = format_header(match.config) + [format_event(e) for e in match.events]
+    script = tmp_path / "game.txt"
+    script.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "device.cli", "replay", "--json", str(script)],
+                            capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent, timeout=60)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    expected = match.summary()
+    assert out["totals"] == expected["totals"] and out["winner"] == expected["winner"] is not None
+    assert out["rounds"] == expected["rounds"] and out["errors"] == []
+    assert out["state"]["turn"] is None and out["state"]["pending"] is None
+    assert answers <= {line.split()[0] for line in lines}
