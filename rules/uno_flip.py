@@ -29,6 +29,9 @@ Rulings where the spec is silent (each one has a scenario in tests/scenarios/uno
   is accepted (the camera shows what is there) and flashed (notice `unexpected_top`).
 - When the draw pile runs out, the discard pile but its top card is turned and shuffled into a new
   draw pile automatically; set-aside start cards stay aside until the round ends.
+- A card that is not possible is refused: a face every copy of which is known to be on the discard
+  pile (every face played stays there, on whichever side shows, until a reshuffle), set aside, or,
+  at the end of a round, laid in another hand.
 - UNO may be called with two cards while on turn (as the second-to-last card is played) or any
   time with one card. `caught NAME` needs NAME to hold one card without having called, before the
   next player begins their turn: any later play, draw, pass or challenge closes that chance.
@@ -153,7 +156,7 @@ class UnoFlipState:
         self.draw_left = CARDS_IN_DECK - HAND_SIZE * n
         self.pile = 0                           # cards in the discard pile, the top one included
         self.set_aside = 0                      # special start cards, out of play this round
-        self.pile_faces = [0] * N_FACES         # faces seen on the pile since the side or pile last turned
+        self.pile_faces = [0] * N_FACES         # faces known to be in the discard pile, on either side
         self.aside_faces = [0] * N_FACES        # set-aside start cards, by light face
         self.top = -1                           # the face on top of the pile; -1 unknown
         self.under = -1                         # the hidden face of the pile's bottom card, if known
@@ -470,7 +473,6 @@ class UnoFlipState:
         self.expected_top = self.under
         self.under = flip
         self.side = 1 - self.side
-        self.pile_faces = [0] * N_FACES
         self.top = -1
         self.color = -1
         notices.append(Notice("flip", None, self.side_name))
@@ -628,15 +630,18 @@ class UnoFlipState:
                 raise Refused(self._waiting_reason("top card"))
             raise Refused("the top card is read only after a flip")
         f = self._face(event.label)
-        self._check_face_in_play(f)
-        notices = [Notice("top", None, LABELS[f])]
         expected = self.expected_top
-        if expected >= 0 and f != expected:
-            # the camera is the truth of what shows; the table is told what was expected
+        if f != expected:
+            self._check_face_in_play(f)
+        notices = [Notice("top", None, LABELS[f])]
+        if expected < 0:
+            self.pile_faces[f] += 1                      # a face of the pile not seen before
+        elif f != expected:
+            # the camera is the truth of what shows; the table is told what was expected (the face
+            # is not counted: the pile is not what the tracker thought)
             notices.append(Notice("unexpected_top", None, {"expected": LABELS[expected], "read": LABELS[f]}))
         self.expected_top = -1
         self.top = f
-        self.pile_faces[f] += 1
         self.color = COLOR[f]                            # -1 for a wild face: the colour is open
         if not final_flip:
             self.phase = PLAY

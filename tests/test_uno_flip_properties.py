@@ -14,7 +14,7 @@ from rules.core import GameConfig, Refused
 from rules.events import Caught, Challenge, Color, Draw, Hand, Pass, Play, Start, Top, Uno
 from rules.match import Match
 from rules.random_play import UnoRandomTable, random_uno_game
-from rules.uno_flip import (CARDS_IN_DECK, COPIES, COUNT, DRAWN, HANDS, LABELS, N_FACES, OWE, PLAY, SIDE,
+from rules.uno_flip import (CARDS_IN_DECK, COPIES, COUNT, DRAWN, FACE_ID, HANDS, LABELS, N_FACES, OWE, PLAY, SIDE,
                             SIDE_COLORS, START, TOP, UnoFlipState)
 
 GAMES = 240
@@ -38,12 +38,17 @@ def check_invariants(state: UnoFlipState, table: UnoRandomTable) -> None:
         assert LABELS[state.top] == table.face(table.discard[-1])
     if state.expected_top >= 0:                     # the bottom card's hidden face, known after a Flip
         assert state.top < 0 and LABELS[state.expected_top] == table.face(table.discard[-1])
-    # the faces the tracker has seen are faces of the side in play (set-aside: light), within the copies
+    # what the tracker knows to be on the pile or set aside is there (on either side of the cards)
+    on_pile = [0] * N_FACES
+    for card in table.discard:
+        for face in table.cards[card]:
+            on_pile[FACE_ID[face]] += 1
+    aside = [0] * N_FACES
+    for card in table.aside:
+        aside[FACE_ID[table.cards[card][0]]] += 1
     for f in range(N_FACES):
-        assert 0 <= state.pile_faces[f] + state.aside_faces[f] <= COPIES[f]
-        assert not state.pile_faces[f] or SIDE[f] == state.side
-        assert not state.aside_faces[f] or SIDE[f] == 0
-    assert sum(state.pile_faces) <= state.pile
+        assert state.pile_faces[f] <= on_pile[f] and state.aside_faces[f] <= aside[f]
+        assert state.pile_faces[f] + state.aside_faces[f] <= COPIES[f]
     # exactly one of: game over, a player on turn, a pending choice
     assert [state.over, state.turn is not None, state.pending is not None].count(True) == 1
     pending = state.pending

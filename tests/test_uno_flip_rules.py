@@ -239,3 +239,14 @@ def test_a_top_other_than_the_known_bottom_card_is_flashed_not_refused() -> None
     notices = match.apply(Top("red-2"))
     assert notices[-1].kind == "unexpected_top" and notices[-1].detail == {"expected": "red-flip", "read": "red-2"}
     assert match.state.summary()["top"] == "red-2"
+
+
+def test_faces_played_stay_known_on_the_pile_across_flips() -> None:
+    match = match_of(2, Start("red-1"), Play("red-1"), Play("red-flip"), Top("pink-1"), Play("pink-flip"),
+                     Top("red-flip"), dealer="p1")
+    assert match.state.side_name == "light"
+    # both red-1 went on the pile before the flips; the pile was turned twice, not shuffled
+    with pytest.raises(Refused, match="all 2 red-1 cards are already on the table"):
+        match.apply(Play("red-1"))
+    # the red-flip showing is the one played before, not a second copy
+    assert match.state.pile_faces[LABELS.index("red-flip")] == 1
