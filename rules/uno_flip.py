@@ -5,9 +5,10 @@ holds, how many are in the draw pile, in the discard pile and set aside, plus th
 land on the pile. It cannot know which dark face is printed on the back of which light face, so
 after a Flip the new top card is read from the camera (`top LABEL`).
 
-What the table must do next is a phase (see PHASES); exactly one of: the game is over, a player is
-on turn (`turn`), or a choice is pending (`pending`: `color`, `draw` = how many were drawn after a
-wild-draw-color, `hand` = the hands left at the end of a round).
+What the table must do next is a phase (see PHASES, and `must()` for the display); exactly one
+of: the game is over, a player is on turn (`turn`), or a choice is pending (`pending`: `color`,
+`draw` = how many were drawn after a wild-draw-color, `hand` = the hands left at the end of a
+round). A play the rules forbid raises `IllegalPlay` (a `Refused`), with the reason.
 
 Rulings where the spec is silent (each one has a scenario in tests/scenarios/uno-flip/):
 - A special start card is accepted and set aside for the rest of the round (out of the draw pile,
@@ -16,9 +17,10 @@ Rulings where the spec is silent (each one has a scenario in tests/scenarios/uno
 - A card that makes the next player draw a fixed number (draw-one, draw-five, an unchallenged
   wild-draw-two) waits for that player's `draw N` line (or several lines adding up to N, e.g. one
   per card; a wild-draw-two can be challenged only before the first); until then they are on turn
-  and must draw, after which they are skipped. Draws are capped by the cards left to draw. A challenge line records its own outcome: a guilty
-  wild-draw-two player takes 2 and the challenger plays on normally (not skipped); an innocent one
-  makes the challenger take 4 and be skipped. After a wild-draw-color the number drawn is asked for
+  and must draw, after which they are skipped. Draws are capped by the cards left to draw.
+- A challenge line records its own outcome: a guilty wild-draw-two player takes 2 and the
+  challenger plays on normally (not skipped); an innocent one makes the challenger take 4 and be
+  skipped. After a wild-draw-color the number drawn is asked for
   (pending `draw`); the challenger's count after an innocent verdict includes the 2 extra cards.
 - A turn is: play a matching card, or draw one card and then play a matching card (the drawn one;
   the tracker cannot tell) or `pass`. Passing without drawing is refused unless nothing can be drawn.
@@ -220,6 +222,10 @@ class UnoFlipState:
     @property
     def side_name(self) -> str:
         return SIDE_NAMES[self.side]
+
+    @property
+    def direction_name(self) -> str:
+        return "clockwise" if self.direction == CLOCKWISE else "counterclockwise"
 
     @property
     def color_name(self) -> str | None:
@@ -445,7 +451,7 @@ class UnoFlipState:
             self._owe((p + d) % n, DRAW_AMOUNT[SYMBOL[f]], False, notices)
         elif effect == REVERSE:
             self.direction = -d
-            notices.append(Notice("reverse", self.players[p], "clockwise" if self.direction > 0 else "counterclockwise"))
+            notices.append(Notice("reverse", self.players[p], self.direction_name))
             # with two players a Reverse acts as a Skip: the same player plays again
             self.turn_index = p if n == 2 else (p - d) % n
         elif effect == SKIP:
@@ -495,7 +501,7 @@ class UnoFlipState:
         return self.draw_left + max(self.pile - 1, 0)
 
     def _take(self, p: int, count: int, notices: list[Notice]) -> None:
-        """Player p takes `count` cards from the draw pile (count <= _drawable())."""
+        """Player p takes `count` cards from the draw pile (count <= drawable())."""
         if count > self.draw_left:
             self.draw_left += self.pile - 1
             self.pile = 1
@@ -834,7 +840,7 @@ class UnoFlipState:
             "top": LABELS[self.top] if self.top >= 0 else None,
             "expected_top": LABELS[self.expected_top] if self.expected_top >= 0 else None,
             "color": self.color_name,
-            "direction": "clockwise" if self.direction == CLOCKWISE else "counterclockwise",
+            "direction": self.direction_name,
             "hands": dict(zip(self.players, self.hands)),
             "must": self.must(),
             "uno": uno,
