@@ -29,7 +29,6 @@ from rules.events import Card, Shuffle, Stop, Target
 DECK = DECKS["flip7"]
 LABELS = DECK.labels
 CARD_ID = {label: i for i, label in enumerate(LABELS)}
-N_CARDS = len(LABELS)
 HIGHEST_NUMBER = 12                      # ids 0..12 are the numbers, id == value
 X2 = CARD_ID["x2"]
 FREEZE = CARD_ID["freeze"]

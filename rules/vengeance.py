@@ -72,7 +72,8 @@ FLIP_FOUR_CARDS = 4
 THIRTEEN = 13
 UNLUCKY_VALUE = 7
 
-TARGET, CARD, SWAP_CARDS, FLIP7 = "target", "card", "swap", "flip7"
+# what a pending choice is (its Pending.kind)
+KIND_TARGET, KIND_CARD, KIND_SWAP, KIND_FLIP7 = "target", "card", "swap", "flip7"
 UNDECIDED, BONUS = -2, -1                # flip7_choice; a seat index means "penalize that player"
 
 OPTIONS = ("decks",)
@@ -112,11 +113,11 @@ class VengeanceState(FlipTableState):
             return None
         purpose, by, options, cid = self.choice
         names = self.players
-        if purpose == TARGET:
+        if purpose == KIND_TARGET:
             shown = tuple(names[i] for i in options)
-        elif purpose == CARD:
+        elif purpose == KIND_CARD:
             shown = tuple([names[p], LABELS[c]] for p, c in options)
-        elif purpose == SWAP_CARDS:
+        elif purpose == KIND_SWAP:
             shown = tuple([[names[a], LABELS[ca]], [names[b], LABELS[cb]]] for (a, ca), (b, cb) in _pairs(options))
         else:
             shown = ("bonus",) + tuple(f"penalize {names[i]}" for i in options)
@@ -201,12 +202,12 @@ class VengeanceState(FlipTableState):
     def _waiting_reason(self) -> str:
         purpose, by, _, cid = self.choice
         name = self.players[by]
-        if purpose == TARGET:
+        if purpose == KIND_TARGET:
             return f"{name} must first choose who gets the {LABELS[cid]} (target NAME)"
-        if purpose == CARD:
+        if purpose == KIND_CARD:
             verb = "steal" if cid == STEAL else "discard"
             return f"{name} must first choose a card to {verb} (take NAME LABEL)"
-        if purpose == SWAP_CARDS:
+        if purpose == KIND_SWAP:
             return f"{name} must first choose two cards to swap (swap NAME LABEL NAME LABEL)"
         return f"{name} made a Flip 7 and must first choose: bonus, or penalize NAME"
 
@@ -230,11 +231,11 @@ class VengeanceState(FlipTableState):
         if self.choice is None:
             raise Refused("there is no choice to make now")
         purpose, by, options, cid = self.choice
-        expected = {TARGET: Target, CARD: Take, SWAP_CARDS: SwapCards}.get(purpose)
+        expected = {KIND_TARGET: Target, KIND_CARD: Take, KIND_SWAP: SwapCards}.get(purpose)
         if type(event) is not expected:
             raise Refused(self._waiting_reason())
         notices: list[Notice] = []
-        if purpose == TARGET:
+        if purpose == KIND_TARGET:
             chosen = self._player(event.player)
             if chosen not in options:
                 allowed = ", ".join(self.players[i] for i in options)
@@ -242,7 +243,7 @@ class VengeanceState(FlipTableState):
                 raise Refused(f"{self.players[chosen]} {why}: choose who gets the {LABELS[cid]} among {allowed}")
             self.choice = None
             self._give(by, cid, chosen, notices)
-        elif purpose == CARD:
+        elif purpose == KIND_CARD:
             p, card = self._face_up(event.player, event.label)
             if cid == STEAL and p == by:
                 raise Refused(f"a Steal takes a card from another player, not from {self.players[by]}")
@@ -261,7 +262,7 @@ class VengeanceState(FlipTableState):
     def _flip7_answer(self, event) -> list[Notice]:
         if self.over:
             raise Refused("the game is over: there is nothing to choose")
-        if self.choice is None or self.choice[0] != FLIP7:
+        if self.choice is None or self.choice[0] != KIND_FLIP7:
             if self.choice is not None:
                 raise Refused(self._waiting_reason())
             if not self.brutal:
@@ -385,25 +386,25 @@ class VengeanceState(FlipTableState):
         n = len(self.players)
         if IS_MALUS[cid]:
             options = list(range(n)) if self.brutal else self._not_busted()
-            purpose = TARGET
+            purpose = KIND_TARGET
         elif cid == JUST_ONE_MORE or cid == FLIP_FOUR:
             options = self._not_busted()
-            purpose = TARGET
+            purpose = KIND_TARGET
         elif cid == SWAP:
             options = self._face_up_cards(range(n))
-            purpose = SWAP_CARDS
+            purpose = KIND_SWAP
         else:
             options = self._face_up_cards(i for i in range(n) if i != by or cid == DISCARD)
-            purpose = CARD
-        answers = _pairs(options) if purpose == SWAP_CARDS else options
+            purpose = KIND_CARD
+        answers = _pairs(options) if purpose == KIND_SWAP else options
         if len(answers) > 1:
             self.choice = [purpose, by, options, cid]
         elif not answers:
             self._to_discard(cid)
             notices.append(Notice("discarded", self.players[by], LABELS[cid]))
-        elif purpose == TARGET:
+        elif purpose == KIND_TARGET:
             self._give(by, cid, answers[0], notices)
-        elif purpose == CARD:
+        elif purpose == KIND_CARD:
             self._take(by, cid, answers[0][0], answers[0][1], notices)
         else:
             (a, card_a), (b, card_b) = answers[0]
@@ -482,7 +483,7 @@ class VengeanceState(FlipTableState):
         if self.flip7 >= 0 and self.flip7_choice == UNDECIDED:
             others = [i for i in range(len(self.players)) if i != self.flip7] if self.brutal else []
             if others:                  # Brutal: +15 for themselves, or -15 to someone else
-                self.choice = [FLIP7, self.flip7, others, None]
+                self.choice = [KIND_FLIP7, self.flip7, others, None]
                 return
             self.flip7_choice = BONUS
         super()._end_round(notices)
@@ -490,11 +491,11 @@ class VengeanceState(FlipTableState):
     def _choice_events(self) -> list:
         purpose, _, options, _ = self.choice
         names = self.players
-        if purpose == TARGET:
+        if purpose == KIND_TARGET:
             return [Target(names[i]) for i in options]
-        if purpose == CARD:
+        if purpose == KIND_CARD:
             return [Take(names[p], LABELS[c]) for p, c in options]
-        if purpose == SWAP_CARDS:
+        if purpose == KIND_SWAP:
             return [SwapCards(names[a], LABELS[ca], names[b], LABELS[cb]) for (a, ca), (b, cb) in _pairs(options)]
         return [Bonus()] + [Penalize(names[i]) for i in options]
 
