@@ -31,8 +31,9 @@ tests/scenarios/vengeance and tests/scenarios/brutal):
   Flip Four played on themselves) are discarded, like after a bust within the four.
 - Each `/2` halves (one deck holds one); a Zero holder without Flip 7 counts 0 for their numbers
   and, in Brutal, their malus still applies (as for a busted player).
-- Bust odds are those of the next card by itself (a number the player cannot hold); a Steal or
-  Swap is the drawer's choice, so a bust it hands them is not counted even when it is forced.
+- Bust odds are those of the next card by itself (a number the player cannot hold). A Steal or
+  Swap with one possible answer that hands them a busting number is not counted: that bust is
+  the action's effect, like any other card an action moves.
 - A player put out of turns by Just One More shows as "stopped".
 - Brutal: the −15 of a Flip 7 penalty is part of the penalized player's round score, so totals
   stay the sums of the round scores; any other player (busted ones too) can be penalized.
@@ -134,7 +135,7 @@ class VengeanceState(FlipTableState):
     def bust_odds(self) -> float | None:
         """Chance that the next card busts the player on turn by itself, from the cards left: a
         number they hold, except an Unlucky 7 (never busts) and a second 13 beside a Lucky 13.
-        (A Steal or Swap is the drawer's choice: a bust it hands them is not that card's.)"""
+        (A bust a Steal or Swap hands them is the action's effect, not counted.)"""
         p = self.turn_index
         if p < 0:
             return None
