@@ -103,17 +103,24 @@ class Clip:
         self.frames: list[np.ndarray] = []
         self.events: list[tuple[int, str]] = []
         self.faces = {name: card_face(rng, "7", colour) for name, colour in PALETTE.items()}
+        self._static_key = None
+        self._static = None
+        self._noise = [rng.normal(0, 2.0, (size[1], size[0], 3)).round().astype(np.int16) for _ in range(7)]
 
     def _frame(self, moving=None, tip=None, side="bottom") -> None:
-        frame = self.table.copy()
-        for label, quad in self.lying:
-            place(frame, self.faces[label], quad)
+        key = [(label, quad.tobytes()) for label, quad in self.lying]
+        if key != self._static_key:          # the cards lying still change rarely: draw them once
+            self._static = self.table.copy()
+            for label, quad in self.lying:
+                place(self._static, self.faces[label], quad)
+            self._static_key = key
+        frame = self._static.copy()
         if moving is not None:
             place(frame, self.faces[moving[0]], moving[1])
         if tip is not None:
             hand(frame, np.random.default_rng(1), tip, side)
-        noise = self.rng.normal(0, 2.0, frame.shape)
-        self.frames.append(np.clip(frame + noise, 0, 255).astype(np.uint8))
+        noise = self._noise[len(self.frames) % len(self._noise)]   # sensor noise, fresh each frame
+        self.frames.append(np.clip(frame.astype(np.int16) + noise, 0, 255).astype(np.uint8))
 
     def still(self, n: int = 8) -> None:
         for _ in range(n):
@@ -151,6 +158,17 @@ class Clip:
         self._reach(out, centre, 6, side)
         self._reach(centre, out, 6, side)
         self.still(6)
+
+    def hand_rests(self, n: int = 20, side: str = "bottom") -> None:
+        """A hand comes in, rests still in the zone for n frames, and leaves: no card."""
+        w, h = self.size
+        tip = np.array([w * 0.3, h * 0.6], np.float32)
+        out = tip + np.array([0, h], np.float32)
+        self._reach(out, tip, 5, side)
+        for _ in range(n):
+            self._frame(None, tip, side)
+        self._reach(tip, out, 5, side)
+        self.still()
 
     def nudge(self, index: int, shift, angle: float = 0.0) -> None:
         """A hand pushes a lying card a little: no new card."""

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from vision.classifier import NO_CARD, NOT_SURE
+from vision.classifier import NOT_SURE
 from vision.geometry import quad_area, quad_iou, warp_card
 from vision.locate import locate_candidates
 
@@ -184,8 +184,7 @@ class PlacementDetector:
                                     minus=new_quads + [above.quad for above in self._known[i + 1:]])
                    >= self.vacated_fraction for i, k in enumerate(self._known)]
         used = set()
-        for p in self._pending:
-            prediction = self.classifier.decide(p.probs / self._confirmed)
+        for p, prediction in self._one_per_place():
             look = _look(frame, p.quad)
             moved = self._moved_from(p.quad, prediction.label, look, vacated, used)
             log.debug("frame %d: changed card %s (changed %.2f, edge score %.2f): %s %.2f %s, moved from %s",
@@ -214,6 +213,21 @@ class PlacementDetector:
         return events
 
     # ------------------------------------------------------------------ helpers
+    def _one_per_place(self):
+        """(pending, prediction) with at most one quad per place: where quads overlap (a card
+        and half of its picture, a card and the texture around it) the best reading wins: a
+        named card, else "not sure", else "no card", then the higher confidence."""
+        read = [(p, self.classifier.decide(p.probs / self._confirmed)) for p in self._pending]
+        read.sort(key=lambda pr: (pr[1].label is not None, pr[1].reason == NOT_SURE, pr[1].confidence),
+                  reverse=True)
+        chosen = []
+        for p, prediction in read:
+            area = quad_area(p.quad)
+            if all(cv2.intersectConvexConvex(p.quad, c.quad)[0] < 0.5 * min(area, quad_area(c.quad))
+                   for c, _ in chosen):
+                chosen.append((p, prediction))
+        return chosen
+
     def _probabilities(self, frame, quads) -> np.ndarray:
         """Class probabilities per quad, averaged over the crop and the crop turned half round
         (the model reads both ways up; two looks halve its chance of a lone slip)."""

@@ -1,0 +1,131 @@
+"""Placement events: one per card laid down once it lies still; none for a hand passing or
+resting, a card nudged, or a card slid away; one each for identical cards in a row and for a
+card laid on top of another; Unsure for a new card the model will not name; a cheap idle path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.vision_fixtures import Clip, ColourClassifier, card_quad
+from vision.classifier import NOT_SURE, Prediction
+from vision.placement import Placement, PlacementDetector, Unsure
+
+LATENCY = 12   # frames a report may follow the frame at which the card first lies still
+
+
+def run(detector, frames):
+    events = []
+    for i, frame in enumerate(frames):
+        events += detector.feed(frame, i)
+    return events
+
+
+def assert_events_match(events, truth):
+    got = [(e.frame_index, e.label) for e in events if isinstance(e, Placement)]
+    assert [e for e in events if isinstance(e, Unsure)] == []
+    assert [label for _, label in got] == [label for _, label in truth], (got, truth)
+    for (at, _), (due, _) in zip(got, truth):
+        assert due <= at <= due + LATENCY, (got, truth)
+
+
+@pytest.mark.parametrize("kind", ["wood", "light"])
+def test_deal_with_hand_passing_identical_cards_stack_nudge_and_slide_away(kind):
+    clip = Clip(np.random.default_rng(0), kind)
+    clip.still(5)
+    clip.place("red", card_quad((320, 240), 20, 180))
+    clip.hand_pass()                                         # no card
+    clip.place("red", card_quad((350, 250), 50, 180))        # the same card again, on top
+    clip.nudge(1, (15, 10), 6)                               # the top card pushed: no card
+    clip.slide_away(1)                                       # dealt out to a player: no card
+    clip.place("green", card_quad((200, 220), -30, 180), side="right")
+    clip.slide_away(0, "right")
+    clip.place("blue", card_quad((420, 260), 100, 180), side="top")
+    assert_events_match(run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames), clip.events)
+
+
+@pytest.mark.parametrize("kind", ["dark", "cloth"])
+def test_identical_cards_side_by_side_upside_down_on_top_and_a_resting_hand(kind):
+    clip = Clip(np.random.default_rng(1), kind)
+    clip.still(5)
+    clip.place("violet", card_quad((200, 240), 0, 170))
+    clip.place("violet", card_quad((430, 240), 0, 170))     # identical, beside the first
+    clip.nudge(0, (-20, 0), -8)                               # the first one pushed
+    clip.place("orange", card_quad((440, 260), 185, 170))    # on top of the second, upside down
+    clip.nudge(2, (10, -12), 10)                              # the top of the stack pushed
+    clip.hand_rests(20)                                       # a hand lies still a while
+    clip.hand_pass("top")
+    clip.slide_away(2, "bottom")
+    clip.slide_away(1, "right")
+    clip.place("orange", card_quad((300, 240), 90, 170), side="left")
+    assert_events_match(run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames), clip.events)
+
+
+class _Unsure(ColourClassifier):
+    def decide(self, probs):
+        return Prediction(None, 0.5, NOT_SURE)
+
+
+def test_a_new_card_the_model_will_not_name_is_reported_unsure_once():
+    clip = Clip(np.random.default_rng(2), "wood")
+    clip.still(5)
+    clip.place("blue", card_quad((320, 240), 30, 180))
+    events = run(PlacementDetector(_Unsure(clip.faces)), clip.frames)
+    assert len(events) == 1 and isinstance(events[0], Unsure) and events[0].reason == NOT_SURE
+    due = clip.events[0][0]
+    assert due <= events[0].frame_index <= due + LATENCY
+
+
+def test_idle_frames_do_no_locating_or_classifying(monkeypatch):
+    import vision.placement as placement
+
+    clip = Clip(np.random.default_rng(3), "cloth")
+    clip.place("red", card_quad((320, 240), 10, 180))
+    clip.still(30)
+    detector = PlacementDetector(ColourClassifier(clip.faces))
+    run(detector, clip.frames[:len(clip.frames) - 30])
+    calls = []
+    monkeypatch.setattr(placement, "locate_candidates", lambda *a, **k: calls.append(1) or [])
+    monkeypatch.setattr(detector, "classifier", None)      # any use of it would raise
+    for i, frame in enumerate(clip.frames[-30:]):
+        assert detector.feed(frame, 1000 + i) == []
+        assert detector.state == "idle"
+    assert calls == []
+
+
+def test_cards_already_on_the_table_at_start_are_not_events():
+    clip = Clip(np.random.default_rng(4), "dark")
+    clip.place("green", card_quad((250, 240), 15, 180))
+    start = len(clip.frames) - 1                              # the card lies there from the first frame on
+    clip.nudge(0, (12, 8), 5)
+    clip.place("red", card_quad((420, 250), 70, 180))
+    events = run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames[start:])
+    assert [e.label for e in events if isinstance(e, Placement)] == ["red"]
+    assert all(isinstance(e, Placement) for e in events)
+
+
+def test_a_synthetic_deal_with_the_committed_model():
+    """vision.synth's deal video, every hard case switched on often, read by the real model:
+    no card counted twice, none named wrongly, and every placement answered (by its label, or
+    by Unsure when the model will not name it)."""
+    from rules.cards import DECKS
+    from vision.classifier import CardClassifier
+    from vision.synth import make_deal_video
+
+    rng = np.random.default_rng(31)
+    labels = [DECKS["flip7"].labels[i] for i in rng.integers(0, 22, 8)]
+    video = make_deal_video(rng, labels, split="heldout", p_on_top=0.5, p_pass=0.4, p_nudge=0.4,
+                            p_slide=0.5, p_repeat=0.3)
+    events = run(PlacementDetector(CardClassifier.load("flip7")), video.frames)
+    placements = [e for e in events if isinstance(e, Placement)]
+    window = 45
+    answered = []
+    for true in video.events:
+        near = [e for e in events if true.frame_index <= e.frame_index <= true.frame_index + window
+                and id(e) not in answered]
+        assert near, f"placement of {true.label} at frame {true.frame_index} got no event"
+        answered.append(id(near[0]))
+        if isinstance(near[0], Placement):
+            assert near[0].label == true.label
+    assert len(events) == len(video.events), [(e.frame_index, getattr(e, "label", None)) for e in events]
+    assert len(placements) >= len(video.events) // 2
