@@ -1,0 +1,124 @@
+"""`tablemate classify` and `tablemate scan`: JSON shape, unreadable images, exit status."""
+
+from __future__ import annotations
+
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from device.cli import main as tablemate
+
+
+@pytest.fixture(scope="module")
+def photos(tmp_path_factory):
+    """A photo of one card on a table, a tight crop of one card, a photo of three cards apart,
+    an empty table, and a file that is not an image."""
+    from vision.geometry import warp_card
+    from vision.synth import make_scene, make_surface
+
+    folder = tmp_path_factory.mktemp("photos")
+    rng = np.random.default_rng(12)
+    one, cards = make_scene(rng, ["7"], split="heldout")
+    cv2.imwrite(str(folder / "one.jpg"), one)
+    cv2.imwrite(str(folder / "crop.png"), warp_card(one, cards[0].quad, size=(252, 352)))
+    row, row_cards = make_scene(rng, ["3", "x2", "+4"], split="heldout")
+    cv2.imwrite(str(folder / "row.png"), row)
+    cv2.imwrite(str(folder / "table.png"), make_surface(rng, (640, 480), "heldout"))
+    (folder / "notes.txt").write_text("not an image")
+    return folder, [c.label for c in row_cards]
+
+
+def run(capsys, *argv):
+    status = tablemate(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_classify_prints_one_object_per_image_and_fails_only_for_unreadable_ones(capsys, photos):
+    folder, _ = photos
+    images = [folder / "one.jpg", folder / "notes.txt", folder / "missing.png", folder / "crop.png",
+              folder / "table.png"]
+    status, out, err = run(capsys, "classify", "--deck", "flip7", *map(str, images))
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [r["image"] for r in lines] == [str(p) for p in images]
+    for r in lines:
+        assert set(r) == {"image", "label", "confidence", "reason"}
+        assert 0.0 <= r["confidence"] <= 1.0
+        assert (r["label"] is None) != (r["reason"] is None)
+    by_name = {r["image"].rsplit("/", 1)[-1]: r for r in lines}
+    assert by_name["notes.txt"]["reason"].startswith("unreadable image")
+    assert by_name["missing.png"]["reason"] == "unreadable image: no such file"
+    assert "notes.txt" in err and "missing.png" in err
+    assert by_name["table.png"]["label"] is None
+    for name in ("one.jpg", "crop.png"):     # a card in a photo, and a tight crop: 7 or no guess
+        assert by_name[name]["label"] in ("7", None)
+        assert by_name[name]["reason"] in (None, "not sure")
+    assert status == 1
+
+
+def test_classify_exit_status_is_zero_when_every_image_was_read(capsys, photos):
+    folder, _ = photos
+    status, out, _ = run(capsys, "classify", "--deck", "flip7", str(folder / "table.png"))
+    assert status == 0 and json.loads(out)["reason"] == "no card"
+
+
+def test_classify_without_a_model_says_which_file_is_missing(capsys, photos, tmp_path):
+    folder, _ = photos
+    status, out, err = run(capsys, "classify", "--deck", "flip7", "--models-dir", str(tmp_path),
+                           str(folder / "one.jpg"))
+    assert status == 2 and out == "" and "flip7.onnx not found" in err
+
+
+def test_scan_lists_cards_with_corners_and_scores_the_row(capsys, photos):
+    from rules.flip7 import score_row
+
+    folder, truth = photos
+    status, out, _ = run(capsys, "scan", "--deck", "flip7", str(folder / "row.png"), "--score")
+    result = json.loads(out)
+    assert status == 0 and set(result) == {"cards", "score"}
+    assert 1 <= len(result["cards"]) <= 3
+    for card in result["cards"]:
+        assert set(card) == {"label", "confidence", "reason", "corners"}
+        assert len(card["corners"]) == 4 and all(len(xy) == 2 for xy in card["corners"])
+        assert card["label"] in truth + [None]
+    labels = [c["label"] for c in result["cards"]]
+    if None in labels:
+        assert result["score"] is None            # never a guessed score
+    else:
+        assert result["score"] == score_row(labels)
+
+
+def test_scan_without_score_and_of_an_empty_table(capsys, photos):
+    folder, _ = photos
+    status, out, _ = run(capsys, "scan", "--deck", "flip7", str(folder / "table.png"))
+    assert status == 0 and json.loads(out) == {"cards": [], "score": None}
+
+
+def test_scan_of_an_unreadable_image_fails_with_a_message(capsys, photos):
+    folder, _ = photos
+    status, out, err = run(capsys, "scan", "--deck", "flip7", str(folder / "notes.txt"))
+    assert status == 1 and out == "" and "unreadable image" in err
+
+
+def test_scan_score_is_refused_for_a_deck_without_a_row_score(capsys, photos):
+    folder, _ = photos
+    status, _, err = run(capsys, "scan", "--deck", "uno-flip", "--score", str(folder / "row.png"))
+    assert status == 2 and "--score" in err
+
+
+def test_scan_score_of_a_known_row(capsys, tmp_path):
+    """A row read in full gives the rules core's score (Flip 7: 3 + 5, doubled by x2)."""
+    from vision.synth import make_scene
+
+    for seed in range(6):      # the first scene whose three cards are all read
+        frame, _ = make_scene(np.random.default_rng(seed), ["3", "5", "x2"], split="train")
+        path = tmp_path / f"row{seed}.png"
+        cv2.imwrite(str(path), frame)
+        status, out, _ = run(capsys, "scan", "--deck", "flip7", str(path), "--score")
+        result = json.loads(out)
+        if sorted(c["label"] or "?" for c in result["cards"]) == ["3", "5", "x2"]:
+            assert result["score"] == 16
+            return
+    pytest.skip("no scene read in full by this model")
