@@ -70,9 +70,19 @@ def format_scoreboard(summary: dict) -> str:
         lines.append(f"winner: {summary['winner']}")
     elif state.get("pending"):
         pending = state["pending"]
-        lines.append(f"waiting: {pending['by']} chooses ({pending['kind']}): {', '.join(map(str, pending['options']))}")
+        options = ", ".join(_option_text(o) for o in pending["options"])
+        lines.append(f"waiting: {pending['by']} chooses ({pending['kind']}): {options}")
     elif state.get("turn"):
         odds = state.get("bust_odds", {}).get(state["turn"])
         extra = f", bust odds {odds:.1%}" if odds is not None else ""
         lines.append(f"now: round {state.get('round')}, {state['turn']} to play{extra}")
     return "\n".join(lines)
+
+
+def _option_text(option) -> str:
+    """A choice as the table says it: a name, "ann 9" (ann's 9), or "ann 9 <> ben 3" (a swap)."""
+    if isinstance(option, list) and option and isinstance(option[0], list):
+        return " <> ".join(_option_text(part) for part in option)
+    if isinstance(option, list):
+        return " ".join(map(str, option))
+    return str(option)
