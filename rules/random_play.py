@@ -13,6 +13,8 @@ from rules.match import Match
 
 
 STOP = Stop()
+PASS = Pass()
+DRAW_ONE = Draw()
 CARDS: dict[str, Card] = {}             # events are immutable values: one per label serves every draw
 
 
@@ -58,7 +60,7 @@ def answer(kind: str, option):
 
 
 def random_game(config: GameConfig, seed: int, max_events: int = 100_000) -> Match:
-    table = RandomTable(seed)
+    table = UnoRandomTable(seed) if config.game == "uno-flip" else RandomTable(seed)
     match = Match(config)
     state, apply, next_event = match.state, match.apply, table.next_event   # no undo here: state stays
     for _ in range(max_events):
@@ -200,17 +202,3 @@ class UnoRandomTable:
             elif self.rng.random() < self.catch:
                 self.queue.append(Caught(state.players[p]))
         return Play(label)
-
-
-PASS = Pass()
-DRAW_ONE = Draw()
-
-
-def random_uno_game(config: GameConfig, seed: int, max_events: int = 200_000) -> Match:
-    table = UnoRandomTable(seed)
-    match = Match(config)
-    for _ in range(max_events):
-        if match.over:
-            break
-        match.apply(table.next_event(match.state))
-    return match

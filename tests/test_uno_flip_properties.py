@@ -13,7 +13,7 @@ import pytest
 from rules.core import GameConfig, Refused
 from rules.events import Caught, Challenge, Color, Draw, Hand, Pass, Play, Start, Top, Uno
 from rules.match import Match
-from rules.random_play import UnoRandomTable, random_uno_game
+from rules.random_play import UnoRandomTable, random_game
 from rules.uno_flip import (CARDS_IN_DECK, COPIES, COUNT, DRAWN, FACE_ID, HANDS, LABELS, N_FACES, OWE, PLAY, SIDE,
                             SIDE_COLORS, START, TOP, UnoFlipState)
 
@@ -151,7 +151,7 @@ def test_refused_events_change_nothing() -> None:
 
 def test_replay_of_the_event_list_equals_the_incremental_state() -> None:
     for seed in range(60):
-        match = random_uno_game(config(seed), seed)
+        match = random_game(config(seed), seed)
         assert match.over
         assert Match.replay(match.config, match.events).state.to_dict() == match.state.to_dict()
 
