@@ -860,10 +860,10 @@ class UnoFlipState:
         if phase == START:
             return [Start(LABELS[f]) for f in range(N_FACES) if unseen[f] and SIDE[f] == LIGHT]
         if phase == HANDS:
-            return [Top(LABELS[f]) for f in range(N_FACES) if unseen[f]] if self.top < 0 else []
+            return self._tops(unseen) if self.top < 0 else []
         events: list = []
         if phase == TOP:
-            events = [Top(LABELS[f]) for f in range(N_FACES) if unseen[f]]
+            events = self._tops(unseen)
         elif phase == COLOR_CHOICE:
             events = [Color(c) for c in SIDE_COLORS[self.side]]
         elif phase == COUNT:
@@ -886,6 +886,9 @@ class UnoFlipState:
         if self.uno_window >= 0:
             events.append(Caught(self.players[self.uno_window]))
         return events
+
+    def _tops(self, unseen: list[int]) -> list:
+        return [Top(LABELS[f]) for f in range(N_FACES) if unseen[f] or f == self.expected_top]
 
     def cards_everywhere(self) -> int:
         """Cards in the draw pile, the discard pile, set aside and in hands (HANDS: as tracked):
