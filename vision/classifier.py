@@ -12,6 +12,7 @@ cores belong to the camera and the frame loop, and a spinning worker would burn 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ import numpy as np
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 NO_CARD = "no card"
 NOT_SURE = "not sure"
+EMBEDDING = "embedding"
 
 
 class ModelError(RuntimeError):
@@ -69,13 +71,15 @@ class ModelSpec:
 
 
 class CardClassifier:
-    def __init__(self, session, spec: ModelSpec, name: str = "model"):
+    def __init__(self, session, spec: ModelSpec, name: str = "model", identity: str = ""):
         self._session = session
         self.spec = spec
         self.name = name
+        self.identity = identity  # sha256 of the model file: a calibration profile is bound to it
         self._input = session.get_inputs()[0].name
         outputs = [o.name for o in session.get_outputs()]
         self._output = "logits" if "logits" in outputs else outputs[0]
+        self.has_embedding = EMBEDDING in outputs  # added by vision.embedding, used by vision.adapt
         n_out = session.get_outputs()[outputs.index(self._output)].shape[-1]
         if isinstance(n_out, int) and n_out != len(spec.classes):
             raise ModelError(f"{name}: the model has {n_out} outputs but its sidecar lists "
@@ -107,7 +111,8 @@ class CardClassifier:
         if not isinstance(data, dict):
             raise ModelError(f"{sidecar_path}: the sidecar must be a JSON object")
         spec = ModelSpec.from_sidecar(data, sidecar_path)
-        return cls(_session(model_path), spec, name=str(model_path))
+        identity = hashlib.sha256(model_path.read_bytes()).hexdigest()
+        return cls(_session(model_path), spec, name=str(model_path), identity=identity)
 
     def preprocess(self, crops_bgr) -> np.ndarray:
         """BGR uint8 crops (any size) -> float32 NCHW as the sidecar prescribes."""
@@ -133,6 +138,19 @@ class CardClassifier:
         logits -= logits.max(axis=1, keepdims=True)
         e = np.exp(logits)
         return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+
+    def logits_and_embeddings(self, crops_bgr) -> tuple[np.ndarray, np.ndarray | None]:
+        """Raw logits (N, C) and, when the model has an `embedding` output, the embeddings (N, D)
+        from the same session run (else None)."""
+        names = [self._output] + ([EMBEDDING] if self.has_embedding else [])
+        got = self._session.run(names, {self._input: self.preprocess(crops_bgr)})
+        return got[0], (got[1] if self.has_embedding else None)
+
+    def embed(self, crops_bgr) -> np.ndarray:
+        """Embeddings (N, D) of BGR crops; the model must have the `embedding` output."""
+        if not self.has_embedding:
+            raise ModelError(f"{self.name} has no `{EMBEDDING}` output (add it: python -m vision.embedding MODEL)")
+        return self.logits_and_embeddings(crops_bgr)[1]
 
     def decide(self, probs: np.ndarray) -> Prediction:
         """The reject rule applied to one probability vector (possibly averaged over frames)."""
