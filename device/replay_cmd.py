@@ -63,11 +63,16 @@ def format_scoreboard(summary: dict) -> str:
             mark = "!" if p in r["busted"] else "*" if p == r["flip7"] else " "
             cells.append(f"{r['scores'][p]:>4}{mark}{running[p]:>4}".rjust(width))
         lines.append(f"{r['round']:>5}  {r['dealer'][:8]:<8}  " + "".join(cells))
-    lines.append("(each cell: round score, then total; ! bust, * Flip 7)")
+    if summary["game"].startswith("flip7"):
+        lines.append("(each cell: round score, then total; ! bust, * Flip 7)")
+    else:
+        lines.append("(each cell: round score, then total)")
     lines.append("totals: " + "  ".join(f"{p} {summary['totals'][p]}" for p in players))
     state = summary["state"]
     if summary["winner"]:
         lines.append(f"winner: {summary['winner']}")
+    elif state.get("must"):
+        lines.append(f"now: {state['must']['text']}")
     elif state.get("pending"):
         pending = state["pending"]
         options = ", ".join(_option_text(o) for o in pending["options"])

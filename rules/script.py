@@ -223,7 +223,7 @@ def parse_script(text: str) -> Script:
             elif keyword == "players":
                 try:
                     players = tuple(_name(w) for w in words[1:])
-                    GameConfig(game, players)
+                    new_state(GameConfig(game, players))     # the game's own limits, e.g. UNO Flip's 2-10
                 except (ScriptError, ValueError) as error:
                     script.fatal = f"line {lineno}: {error}"
                     return script
