@@ -78,6 +78,7 @@ def test_strict_stops_at_the_first_refused_line(tmp_path: Path) -> None:
     "game poker\nplayers ann\n",                 # unknown game
     "game flip7\ncard 3\n",                      # no players
     "game flip7\nplayers ann ann\n",             # a name twice
+    "game uno-flip\nplayers ann\n",              # UNO Flip needs 2 to 10 players
     "",
 ])
 def test_unusable_script_exits_2(tmp_path: Path, text: str) -> None:
