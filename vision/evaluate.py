@@ -11,7 +11,9 @@ Held-out means: other seeds AND renderer/surface settings never used in training
 2. test split (seed --seed + 1): report accuracy among accepted cards, reject rate, "none"
    crops rejected, the most confused pairs, through vision.classifier.CardClassifier with the
    tuned thresholds (the runtime's own reject rule);
-3. deal video (seed --seed + 2, --placements placements): feed every frame to
+3. still photos (seed --seed + 3, --scenes photos of 1-4 cards): locate, warp and classify end
+   to end, as `tablemate scan` does;
+4. deal video (seed --seed + 2, --placements placements): feed every frame to
    vision.placement.PlacementDetector and count missed / doubled / wrong placements.
 The thresholds and figures are written into models/<deck>.json unless --dry-run.
 """
@@ -89,6 +91,46 @@ def crop_report(classifier, samples, names: list[str]) -> dict:
     }
 
 
+def scene_report(classifier, deck: str, seed: int, scenes: int, split: str) -> dict:
+    """End to end on still photos (as `tablemate scan` sees them): locate the cards with
+    vision.locate, warp, classify; each true card counts as read right, read wrong, rejected or
+    not found; a located quad matching no true card and accepted as a card is a false card."""
+    from rules.cards import DECKS
+    from vision.geometry import quad_iou, warp_card
+    from vision.locate import find_cards
+    from vision.synth import make_scene
+
+    labels = DECKS[deck].labels
+    rng = np.random.default_rng(seed)
+    counts = Counter()
+    for i in range(scenes):
+        picked = [labels[k] for k in rng.integers(len(labels), size=int(rng.integers(1, 5)))]
+        frame, cards = make_scene(rng, picked, deck, split=split)
+        quads = find_cards(frame)
+        preds = classifier.classify_batch([warp_card(frame, q) for q in quads]) if quads else []
+        used = set()
+        for card in cards:
+            ious = [quad_iou(card.quad, q) for q in quads]
+            k = int(np.argmax(ious)) if ious else -1
+            if k < 0 or ious[k] < 0.7:
+                counts["not_found"] += 1
+                continue
+            used.add(k)
+            p = preds[k]
+            counts["rejected" if p.label is None else ("right" if p.label == card.label else "wrong")] += 1
+        counts["false_cards"] += sum(1 for k, p in enumerate(preds) if k not in used and p.label is not None)
+        counts["cards"] += len(cards)
+        if (i + 1) % 100 == 0:
+            log.info("scenes: %d / %d", i + 1, scenes)
+    found = counts["right"] + counts["wrong"] + counts["rejected"]
+    accepted = counts["right"] + counts["wrong"]
+    return {"scenes": scenes, **{k: counts[k] for k in ("cards", "right", "wrong", "rejected", "not_found",
+                                                          "false_cards")},
+            "accuracy_accepted": round(counts["right"] / max(1, accepted), 5),
+            "reject_rate_of_found": round(counts["rejected"] / max(1, found), 5),
+            "found_rate": round(found / max(1, counts["cards"]), 5)}
+
+
 def match_events(truth: list, detected: list, fps: int) -> dict:
     """Pair each detected Placement with the true placement it reports: the latest true event at
     or before it (a detector reports a card once it lies still and the hand has gone, so a little
@@ -157,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=9001, help="tuning split seed (test: +1, video: +2)")
     parser.add_argument("--tune-samples", type=int, default=4000)
     parser.add_argument("--test-samples", type=int, default=6000)
+    parser.add_argument("--scenes", type=int, default=300,
+                        help="still photos read end to end: locate + warp + classify (0: skip)")
     parser.add_argument("--placements", type=int, default=200, help="placements in the deal video (0: skip)")
     parser.add_argument("--target", type=float, default=0.998,
                         help="accuracy among accepted cards the thresholds must reach on the tuning split")
@@ -204,6 +248,11 @@ def main(argv: list[str] | None = None) -> int:
     metrics = {"split": args.split, "tuning": {k: (round(v, 5) if isinstance(v, float) else v)
                                                for k, v in tuned.items()},
                "test": crops, "seeds": {"tune": args.seed, "test": args.seed + 1}}
+    if args.scenes:
+        log.info("end-to-end scenes: %d (%s split, seed %d)", args.scenes, args.split, args.seed + 3)
+        metrics["scenes"] = scene_report(classifier, args.deck, args.seed + 3, args.scenes, args.split)
+        metrics["seeds"]["scenes"] = args.seed + 3
+        log.info("scenes: %s", json.dumps(metrics["scenes"]))
     if args.placements:
         try:
             import vision.placement  # noqa: F401  (owned by vision-runtime; may land later)
