@@ -29,6 +29,8 @@ from vision.geometry import CARD_ASPECT, order_corners, quad_area, quad_aspect, 
 WORK_LONG_SIDE = 640
 # At most this many proposals (best edge support first) are refined and judged per frame.
 MAX_PROPOSALS = 24
+# A change region fitting a card-shaped quad at least this well (IoU) is taken as that card.
+MASK_FIT = 0.88
 # A lined-up quad inside a card holding at least this share of its area is its printed frame.
 FRAME_AREA_SHARE = 0.55
 # A quad inside a card holding less than this share of its area is a part of its picture.
@@ -51,7 +53,8 @@ def find_cards(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01, max_area_f
     min_score also asks the colour to differ across the outline (support x contrast share).
     extra_mask (uint8, frame size, optional) marks where something new is, e.g. the change
     against the table as it was: its regions are outlines to try too, and a quad's score is
-    scaled by the share of it lying in the mask, so the new card beats table texture around it."""
+    scaled by the share of it lying in the mask, so the new card beats table texture around it;
+    a mask region that is itself card-shaped is a card even where its border is faint."""
     return [c.quad for c in locate_candidates(frame_bgr, min_area_frac=min_area_frac,
                                               max_area_frac=max_area_frac, min_support=min_support,
                                               min_score=min_score, extra_mask=extra_mask)]
@@ -80,9 +83,20 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
     proposals += _contours(cv2.morphologyEx(edges, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8)),
                            cv2.RETR_LIST, min_area)
     mask = None
+    fitted: list[Candidate] = []
     if extra_mask is not None:
         mask = extra_mask if scale == 1.0 else cv2.resize(extra_mask, (w, h), interpolation=cv2.INTER_NEAREST)
-        proposals += _contours(mask, cv2.RETR_EXTERNAL, min_area)
+        for contour in _contours(mask, cv2.RETR_EXTERNAL, min_area):
+            proposals.append(contour)
+            # A change that is itself card-shaped is a card even where its border is faint
+            # (a pale card on a pale cloth): the quad is judged by how well it fits the change.
+            region = np.zeros_like(mask)
+            cv2.drawContours(region, [contour], -1, 255, cv2.FILLED)
+            for quad in _quads_from_contour(contour):
+                if min_area <= quad_area(quad) <= max_area and _card_shaped(quad):
+                    fit = _mask_iou(region, quad)
+                    if fit >= MASK_FIT:
+                        fitted.append(Candidate(quad, fit))
 
     rough: list[Candidate] = []
     for contour in proposals:
@@ -102,6 +116,9 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
                 if mask is not None:    # rank by how much of the quad is the new thing
                     score *= _share(mask, quad)
                 found.append(Candidate(quad, score))
+    # A change fitted as a card only counts where no card was found by its edges: a card that
+    # moved a little leaves a card-shaped change too (old and new place together).
+    found += [f for f in fitted if all(quad_iou(f.quad, c.quad) < 0.3 for c in found)]
     result = []
     for c in _suppress(found):
         quad = c.quad / scale if scale != 1.0 else c.quad
@@ -234,6 +251,15 @@ def _edge_support(support_map: np.ndarray, quad: np.ndarray) -> float:
     hits = np.zeros(len(pts), bool)
     hits[inside] = support_map[pts[inside, 1], pts[inside, 0]] > 0
     return float(hits.mean())
+
+
+def _mask_iou(region: np.ndarray, quad: np.ndarray) -> float:
+    """Intersection over union of a filled region and a quad."""
+    poly = np.zeros_like(region)
+    cv2.fillConvexPoly(poly, np.round(quad).astype(np.int32), 255)
+    inter = cv2.countNonZero(cv2.bitwise_and(poly, region))
+    union = cv2.countNonZero(cv2.bitwise_or(poly, region))
+    return inter / union if union else 0.0
 
 
 def _share(mask: np.ndarray, quad: np.ndarray) -> float:

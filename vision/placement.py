@@ -75,10 +75,10 @@ log = logging.getLogger(__name__)
 class PlacementDetector:
     """feed(frame_bgr, frame_index) -> list of Placement / Unsure events."""
 
-    def __init__(self, classifier, *, tiny_long_side: int = 80, mid_long_side: int = 160,
-                 pixel_threshold: int = 18, change_pixels: int = 4, settle_frames: int = 3,
-                 confirm_frames: int = 2, max_hand_wait: int = 30, new_fraction: float = 0.35,
-                 vacated_fraction: float = 0.5, min_card_frac: float = 0.01, max_card_frac: float = 0.5):
+    def __init__(self, classifier, *, tiny_long_side: int = 160, mid_long_side: int = 160,
+                 pixel_threshold: int = 18, change_pixels: int = 12, settle_frames: int = 3,
+                 confirm_frames: int = 1, max_hand_wait: int = 30, new_fraction: float = 0.35,
+                 vacated_fraction: float = 0.35, min_card_frac: float = 0.01, max_card_frac: float = 0.5):
         self.classifier = classifier
         self.tiny_long_side = tiny_long_side
         self.mid_long_side = mid_long_side
@@ -96,9 +96,11 @@ class PlacementDetector:
     def reset(self) -> None:
         """Forget the table: the next frame becomes the reference and its cards are known."""
         self.state = IDLE
+        self.step = "idle"
         self._ref_tiny = None
         self._ref_mid = None
         self._prev_tiny = None
+        self._still_tiny = None
         self._still = 0
         self._waited = 0
         self._known: list[_Known] = []
@@ -108,26 +110,40 @@ class PlacementDetector:
 
     # ------------------------------------------------------------------ per frame
     def feed(self, frame_bgr: np.ndarray, frame_index: int) -> list[VisionEvent]:
+        """Events this frame brings. `step` then says what the frame cost: "idle" (nothing
+        changed), "watch" (waiting for stillness), "locate" (the settled frame: locate where it
+        changed, classify), "confirm" (classify again) or "start" (the first frame)."""
         tiny = self._tiny(frame_bgr)
         if self._ref_tiny is None:
+            self.step = "start"
             self._start(frame_bgr, tiny)
             return []
+        self.step = "watch"
         if self.state == IDLE:
             if self._changed(tiny, self._ref_tiny) <= self.change_pixels:
+                self.step = "idle"
                 return []
             self.state, self._still, self._waited = DISTURBED, 0, 0
             self._prev_tiny = tiny
             return []
+        # Still = no change from the last frame, nor from the first frame of the still run (a
+        # hand slowing down moves a little each frame and a lot over a few).
         moving = self._changed(tiny, self._prev_tiny) > self.change_pixels
+        if not moving and self._still > 0:
+            moving = self._changed(tiny, self._still_tiny) > self.change_pixels
         self._prev_tiny = tiny
         if moving:
             self.state, self._still, self._pending = DISTURBED, 0, []
             return []
         if self.state == DISTURBED:
+            if self._still == 0:
+                self._still_tiny = tiny
             self._still += 1
             if self._still < self.settle_frames:
                 return []
+            self.step = "locate"
             return self._settled(frame_bgr, tiny, frame_index)
+        self.step = "confirm"
         return self._confirm(frame_bgr, tiny, frame_index)
 
     # ------------------------------------------------------------------ stages
@@ -145,8 +161,8 @@ class PlacementDetector:
             self._accept(tiny, mid)          # a hand passed, or the light changed a little
             return []
         cands = self._locate_changed(frame, mask)
-        if self._waited < self.max_hand_wait and self._reaching_in(mask, [q for q, _ in cands], frame.shape):
-            self._waited += 1                # a hand (or arm) lies still at the border: wait
+        if self._waited < self.max_hand_wait and self._something_else(mask, [q for q, _ in cands], frame.shape):
+            self._waited += 1                # a hand lies still in the picture: wait for it to go
             self._still = self.settle_frames - 1
             return []
         self._mask = mask
@@ -187,6 +203,8 @@ class PlacementDetector:
         for p, prediction in self._one_per_place():
             look = _look(frame, p.quad)
             moved = self._moved_from(p.quad, prediction.label, look, vacated, used)
+            if moved is None:
+                moved = self._revealed(p.quad, prediction.label, p.changed, used)
             log.debug("frame %d: changed card %s (changed %.2f, edge score %.2f): %s %.2f %s, moved from %s",
                       frame_index, p.quad.mean(axis=0).round(), p.changed, p.score, prediction.label,
                       prediction.confidence, prediction.reason or "", moved)
@@ -198,7 +216,8 @@ class PlacementDetector:
                 continue
             if prediction.label is not None:
                 events.append(Placement(prediction.label, prediction.confidence, p.quad, frame_index))
-            elif prediction.reason == NOT_SURE or (p.score >= 0.7 and p.changed >= 0.6):
+            elif prediction.reason == NOT_SURE or (p.score >= 0.7 and p.changed >= 0.6
+                                                   and not self._where_a_card_was(p.quad)):
                 # A new card-shaped thing the model will not name: ask to see the card again.
                 events.append(Unsure(frame_index, prediction.reason or NOT_SURE, p.quad))
             else:
@@ -255,7 +274,7 @@ class PlacementDetector:
 
     def _change_mask(self, mid) -> np.ndarray:
         diff = cv2.absdiff(mid, self._ref_mid).max(axis=2)
-        mask = (diff > self.pixel_threshold + 7).astype(np.uint8) * 255
+        mask = (diff > self.pixel_threshold).astype(np.uint8) * 255
         mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
         mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
         # A change smaller than a tenth of the smallest card is noise, a shadow, a crumb.
@@ -266,24 +285,19 @@ class PlacementDetector:
                 mask[labels == i] = 0
         return mask
 
-    @staticmethod
-    def _reaching_in(mask, quads, shape) -> bool:
-        """A change touching the picture's border that is not a card: an arm or a sleeve."""
+    def _something_else(self, mask, quads, shape) -> bool:
+        """Part of the change is neither a card found now nor the place of a known card: a hand
+        (or a sleeve, or an object) still in the picture. Worth waiting for it to go."""
         h, w = shape[:2]
         mh, mw = mask.shape
         rest = mask.copy()
         scale = np.array([mw / w, mh / h], np.float32)
-        for q in quads:
-            cv2.fillConvexPoly(rest, np.round(q * scale).astype(np.int32), 0, lineType=cv2.LINE_8)
-            # also the card's drop shadow and anti-aliased rim
-            cv2.polylines(rest, [np.round(q * scale).astype(np.int32)], True, 0, thickness=3)
-        n, labels, stats, _ = cv2.connectedComponentsWithStats(rest)
-        min_px = 0.02 * mask.size * 0.01
-        for i in range(1, n):
-            x, y, cw, ch, area = stats[i]
-            if area >= max(min_px, 4) and (x == 0 or y == 0 or x + cw >= mw or y + ch >= mh):
-                return True
-        return False
+        for q in list(quads) + [k.quad for k in self._known]:
+            poly = np.round(q * scale).astype(np.int32)
+            cv2.fillConvexPoly(rest, poly, 0)
+            cv2.polylines(rest, [poly], True, 0, thickness=3)   # drop shadow and soft rim
+        card_px = quad_area(np.array(quads[0]) * scale) if quads else 0.02 * mask.size
+        return cv2.countNonZero(rest) >= 0.2 * card_px
 
     def _locate_changed(self, frame, mask) -> list[tuple[np.ndarray, float]]:
         """Cards located in the changed part of the frame only (plus a margin)."""
@@ -291,7 +305,9 @@ class PlacementDetector:
         mh, mw = mask.shape
         sx, sy = w / mw, h / mh
         ys, xs = np.nonzero(mask)
-        margin = 0.1 * np.sqrt(self.max_card_frac * h * w)
+        # The change may show only part of a card (where it differs from what lay there), so the
+        # search reaches a card's length around it.
+        margin = 0.8 * self._card_length(h, w)
         x0 = int(max(0, xs.min() * sx - margin)); x1 = int(min(w, (xs.max() + 1) * sx + margin))
         y0 = int(max(0, ys.min() * sy - margin)); y1 = int(min(h, (ys.max() + 1) * sy + margin))
         roi = frame[y0:y1, x0:x1]
@@ -302,6 +318,12 @@ class PlacementDetector:
                                   extra_mask=roi_mask)
         offset = np.array([x0, y0], np.float32)
         return [(c.quad + offset, c.score) for c in found]
+
+    def _card_length(self, h, w) -> float:
+        """A card's long side in pixels: as the known cards show it, else a typical deal-zone view."""
+        if self._known:
+            return float(np.median([np.sqrt(quad_area(k.quad) * 1.4) for k in self._known]))
+        return 0.45 * min(h, w)
 
     @staticmethod
     def _mask_share(mask, quad, shape, minus=()) -> float:
@@ -319,6 +341,10 @@ class PlacementDetector:
         if full == 0 or left < 0.03 * full:
             return -1.0
         return cv2.countNonZero(cv2.bitwise_and(region, mask)) / left
+
+    def _where_a_card_was(self, quad) -> bool:
+        """The quad is the place a known card left (its outline stays in the change)."""
+        return any(quad_iou(quad, k.quad) >= 0.7 for k in self._known)
 
     def _best_known(self, quad) -> _Known | None:
         best, best_iou = None, 0.5
@@ -341,6 +367,17 @@ class PlacementDetector:
             if not near or not (vacated[i] or covered):
                 continue
             if covered or (label is not None and label == k.label) or _same_look(look, k.look):
+                return i
+        return None
+
+    def _revealed(self, quad, label, changed, used) -> int | None:
+        """Index of the known card this one is, still in its place but seen better now (the card
+        on top of it was taken away): the same label, mostly the same place, and only part of
+        it changed (a new card of the same label landing there would change nearly all of it)."""
+        if label is None or changed >= 0.6:
+            return None
+        for i, k in enumerate(self._known):
+            if i not in used and k.label == label and quad_iou(quad, k.quad) >= 0.6:
                 return i
         return None
 
