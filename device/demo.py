@@ -141,6 +141,23 @@ def run_game(text: str, video: GameVideo, out: Path, display: str, state: Path) 
     return json.loads(result.stdout)
 
 
+def card_differences(script_text: str, log_text: str) -> list[str]:
+    """Where the cards the device accepted differ from the script's (a missed or misread card
+    makes the buttons that follow it land in another situation, so the first difference matters)."""
+    import difflib
+
+    def cards(text: str) -> list[str]:
+        return [line.split()[1] for line in text.splitlines() if line.startswith("card ")]
+
+    want, got = cards(script_text), cards(log_text)
+    lines = []
+    for op, a0, a1, b0, b1 in difflib.SequenceMatcher(a=want, b=got, autojunk=False).get_opcodes():
+        if op != "equal":
+            lines.append(f"card {a0 + 1} of the script: {' '.join(want[a0:a1]) or '-'} -> device: "
+                         f"{' '.join(got[b0:b1]) or 'nothing'}")
+    return lines
+
+
 def expected_summary(text: str) -> dict:
     from rules.script import parse_script, replay_script
 
@@ -173,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"OLED animation: {gif}   ({time.monotonic() - started:.0f} s)")
     if (got["totals"], got["winner"], got["rounds"]) != (want["totals"], want["winner"], want["rounds"]):
         print("MISMATCH: the device's game differs from the table script", file=sys.stderr)
+        for line in card_differences(text, (state / "game.txt").read_text(encoding="utf-8")):
+            print(f"  {line}", file=sys.stderr)
         return 1
     print("The device's game matches tablemate replay of the script.")
     return 0
