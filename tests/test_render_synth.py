@@ -120,9 +120,9 @@ def test_deal_video_ground_truth_is_consistent(tmp_path):
     starts = sorted(n["start"] for n in video.notes)
     for e in video.events:
         nxt = min([s for s in starts if s > e.frame_index] + [len(frames)])
-        # Compared at 80x60 so sensor noise averages out; light flicker stays ~1%.
+        # Compared at 80x60 so sensor noise averages out; light flicker (1% sigma) stays.
         a, b = (cv2.resize(frames[k], (80, 60), interpolation=cv2.INTER_AREA).astype(int) for k in (nxt - 2, nxt - 1))
-        assert np.abs(a - b).max() < 10
+        assert np.abs(a - b).max() < 16
     # Deterministic by seed.
     again = make_deal_video(np.random.default_rng(21), labels, p_repeat=0.0, p_pass=0.5, p_nudge=0.5, p_on_top=0.5)
     assert again.events == video.events

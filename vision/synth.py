@@ -536,7 +536,9 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
     Per placement: with p_repeat the label is dealt twice in a row (an extra placement, so the
     events may hold more than len(labels) entries); the card lands on top of the previous one
     with p_on_top (else on free table); before it a hand may pass over with no card (p_pass) or
-    nudge a lying card (p_nudge); after it, the dealer may slide it out of the picture (p_slide).
+    nudge a lying card (p_nudge); after it, the dealer may slide it out of the picture (p_slide),
+    and clears the zone from the top down whenever more than two cards lie there. Between two
+    hand movements the table lies still for at least 6 frames (0.4 s at 15 fps).
     """
     w, h = size
     style = CardStyle.sample(rng, split)
@@ -555,6 +557,11 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
     def still(n):
         for _ in range(n):
             plans.append(_FramePlan(tuple(lying)))
+
+    def gap():
+        """The pause between two hand movements: at least 0.4 s (fetching the next card, or
+        reaching back from a player's place)."""
+        still(int(rng.integers(6, 13)))
 
     def entry_point():
         side = rng.integers(4)
@@ -612,7 +619,7 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
             notes.append({"kind": "hand-pass", "start": len(plans), "frames": n})
             hand_path(start, zone_c + rng.uniform(-0.2, 0.2, 2) * [w, h], n // 2, None)
             hand_path(plans[-1].hand[0], end, n - n // 2, None)
-            still(int(rng.integers(3, 8)))
+            gap()
         if lying and rng.random() < p_nudge:
             k = lying[-1]
             q0 = cards[k].quad
@@ -630,7 +637,7 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
                 cards[k] = _Layer(cards[k].label, q1)
                 lying.append(k)
                 hand_path(wrist1, wrist1 + out * palm * 4, int(rng.integers(5, 9)), None)
-                still(int(rng.integers(3, 8)))
+                gap()
         # The placement itself: carried in, lands, the hand leaves.
         q_land, on_top = landing_quad()
         wrist_land, out = grip(q_land)
@@ -645,9 +652,10 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
         leave = wrist_land + out * palm * 5
         hand_path(wrist_land, leave, int(rng.integers(5, 10)), None)
         still(int(rng.integers(6, 14)))
-        if lying and (rng.random() < p_slide or len(lying) > 3):
-            # The dealer slides the lowest card out of the picture to a player.
-            k = lying[0] if len(lying) > 3 else lying[-1]
+        # The dealer slides the card just dealt out of the picture to a player; when the zone
+        # fills up it is cleared from the top down (a hand only ever takes the uppermost card).
+        for _ in range(max(int(rng.random() < p_slide), len(lying) - 2)):
+            k = lying[-1]
             q0 = cards[k].quad
             wrist, _ = grip(q0)
             away = entry_point()
@@ -656,7 +664,7 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
             lying.remove(k)
             n = int(rng.integers(6, 10))
             hand_path(wrist, away, n, (cards[k].label, q0, (q0 + (away - wrist)).astype(np.float32)))
-            still(int(rng.integers(4, 9)))
+            gap()
     still(10)
     seed = int(rng.integers(2 ** 31))
     frames = VideoFrames(plans, cards, faces, background, light, seed, size)
