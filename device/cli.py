@@ -14,6 +14,7 @@ SUBCOMMANDS = {
     "replay": ("device.replay_cmd", "score a table script (spec/table-script.md)"),
     "classify": ("vision.classify_cmd", "identify the card in each image"),
     "scan": ("vision.scan_cmd", "find and identify every card lying apart in one photo"),
+    "calibrate": ("vision.calibrate_cmd", "learn your own deck's look from photos of each card (a profile)"),
     "run": ("device.run", "run the device: camera -> rules -> display and buttons"),
 }
 

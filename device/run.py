@@ -45,6 +45,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="TOML config (default: /etc/tablemate/config.toml if present)")
     parser.add_argument("--json", action="store_true",
                         help="at the end, print the game as JSON (the replay --json schema)")
+    parser.add_argument("--profile", metavar="PROFILE",
+                        help="calibration profile of your own deck (tablemate calibrate; default: the one "
+                        "the menu's calibration kept in the state directory, if any)")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -104,7 +107,9 @@ def build(args: argparse.Namespace, config, detector=None):
     display = DisplayWorker(open_display, render, settings.brightness, lossless=recording)
     table.on_brightness = display.set_brightness
     if detector is None:
-        detector = make_detector(match.config.game, config)
+        detector, problem = make_detector(match.config.game, config, getattr(args, "profile", None), state_dir)
+        if problem:
+            table.show_problem("Calibration", problem)
     return Appliance(FrameSource(camera, config.camera), detector, table, display, buttons, held=[lock])
 
 
@@ -147,13 +152,23 @@ def open_game(state_dir: Path, game: str | None, players: list[str] | None, conf
     return Match(new), gamelog.GameLog.start(path, new), loaded.problems
 
 
-def make_detector(game: str, config):
+def make_detector(game: str, config, profile: str | None = None, state_dir: Path | None = None):
+    """(detector, problem or None). An explicit --profile that is refused stops the run
+    (ProfileError, a ValueError); a refused stored profile is shown and the model runs alone."""
+    from device.calibration import load_stored
     from rules.cards import GAME_DECKS
+    from vision.adapt import CalibratedClassifier, Profile
     from vision.classifier import CardClassifier
     from vision.placement import PlacementDetector
 
-    classifier = CardClassifier.load(GAME_DECKS[game], models_dir=config.models_dir or None)
-    return PlacementDetector(classifier)
+    deck = GAME_DECKS[game]
+    classifier = CardClassifier.load(deck, models_dir=config.models_dir or None)
+    problem = None
+    if profile:
+        classifier = CalibratedClassifier(classifier, Profile.load(profile), deck, source=f"profile {profile}")
+    elif state_dir is not None:
+        classifier, problem = load_stored(classifier, deck, state_dir)
+    return PlacementDetector(classifier), problem
 
 
 def shut_down(command: tuple[str, ...]) -> None:

@@ -9,7 +9,7 @@ label is null, with a reason, when the card is not read: "no card" (nothing that
 card), "not sure" (the model will not guess), or why the image could not be read.
 
 Exit status: 0 every image was read; 1 some image could not be read (the others are still
-classified); 2 the model could not be loaded.
+classified); 2 the model or the --profile could not be loaded.
 """
 
 from __future__ import annotations
@@ -26,15 +26,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--deck", default="flip7", help="card deck the model is for (default: flip7)")
     parser.add_argument("--models-dir", metavar="DIR",
                         help="folder holding DECK.onnx and DECK.json (default: the bundled models)")
+    parser.add_argument("--profile", metavar="PROFILE",
+                        help="calibration profile of your own deck (tablemate calibrate)")
     parser.add_argument("images", nargs="+", metavar="IMAGE", help="photo or crop of one card")
 
 
 def main(args: argparse.Namespace) -> int:
-    from vision.classifier import CardClassifier, ModelError
+    from vision.adapt import ProfileError, load_classifier
+    from vision.classifier import ModelError
 
     try:
-        classifier = CardClassifier.load(args.deck, args.models_dir)
-    except ModelError as error:
+        classifier = load_classifier(args.deck, args.models_dir, args.profile)
+    except (ModelError, ProfileError) as error:
         print(f"tablemate classify: {error}", file=sys.stderr)
         return 2
     status = 0

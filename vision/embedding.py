@@ -4,10 +4,14 @@
 
 Few-shot calibration (vision.adapt) compares a crop's embedding with the embeddings of the user's
 own cards, so the model must expose them next to `logits`, from the same session run. The
-embedding is the input of the last layer that produces `logits` (a Gemm or MatMul; for
-vision.train's net, the globally average-pooled 128 features). Only an Identity node and a graph
-output are added: the logits are unchanged, and running this again on a model that already has
-the output leaves the file byte for byte as it was (idempotent).
+embedding is the last feature map, flattened, where the final layer reads it through global
+average pooling (vision.train's net: 128 channels x 5 x 4 = 2560 values), else the input of the
+last layer itself (a Gemm or MatMul). The map keeps *where* things are on the card (a word on
+top or at the bottom, the underline of a 6), which the pooled 128 values lose: on foreign
+printings (vision.foreign_eval) one-sample nearest-neighbour reading was 81 % with the map
+against 72 % with the pooled features. Only a Flatten node and a graph output are added: the
+logits are unchanged, and running this again on a model that already has the output leaves the
+file byte for byte as it was (idempotent).
 
 Needs the `onnx` package (the train extra); the device only reads the result with onnxruntime.
 """
@@ -29,6 +33,7 @@ def add_embedding_output(model_path: str | Path) -> bool:
     """Add the `embedding` output to the ONNX model at model_path in place. Returns True when the
     file was changed, False when it already had the output. Raises ValueError when the graph has
     no `logits` produced by a linear layer."""
+    import numpy as np
     import onnx
     from onnx import helper
 
@@ -42,15 +47,23 @@ def add_embedding_output(model_path: str | Path) -> bool:
         raise ValueError(f"{model_path}: `{LOGITS}` is not produced by a Gemm/MatMul layer "
                          f"({producer.op_type if producer else 'no producer'})")
     features = producer.input[0]
-    weight = next((t for t in graph.initializer if t.name == producer.input[1]), None)
-    if weight is None or len(weight.dims) != 2:
-        raise ValueError(f"{model_path}: the final layer's weight is not a 2-D initializer")
-    transposed = producer.op_type == "Gemm" and any(a.name == "transB" and a.i == 1 for a in producer.attribute)
-    dim = int(weight.dims[1] if transposed else weight.dims[0])
-    graph.node.append(helper.make_node("Identity", [features], [EMBEDDING], name="embedding_output"))
+    producers = {o: n for n in graph.node for o in n.output}
+    node = producers.get(features)
+    if node is not None and node.op_type in ("Flatten", "Reshape"):
+        node = producers.get(node.input[0])
+    if node is not None and node.op_type == "GlobalAveragePool":
+        features = node.input[0]  # the map before pooling
+    inferred = onnx.shape_inference.infer_shapes(model)
+    shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
+              for v in list(inferred.graph.value_info) + list(inferred.graph.output)}
+    dims = shapes.get(features, [])[1:]
+    if not dims or not all(dims):
+        raise ValueError(f"{model_path}: the size of the features {features!r} is not known")
+    dim = int(np.prod(dims))
+    graph.node.append(helper.make_node("Flatten", [features], [EMBEDDING], name="embedding_output", axis=1))
     batch = graph.output[0].type.tensor_type.shape.dim[0]
-    out = helper.make_tensor_value_info(EMBEDDING, onnx.TensorProto.FLOAT, [batch.dim_param or batch.dim_value or "n", dim])
-    graph.output.append(out)
+    graph.output.append(helper.make_tensor_value_info(EMBEDDING, onnx.TensorProto.FLOAT,
+                                                      [batch.dim_param or batch.dim_value or "n", dim]))
     onnx.checker.check_model(model)
     onnx.save(model, str(model_path))
     return True

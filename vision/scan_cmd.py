@@ -11,7 +11,7 @@ no card are left out. With --score (Flip 7 only) "score" is the Flip 7 score of 
 cards (numbers summed, x2 doubles them, +N added, +15 for seven different numbers); it is null
 when a card could not be read, because a guessed score is worse than none.
 
-Exit status: 0 read; 1 the image could not be read; 2 the model could not be loaded or --score
+Exit status: 0 read; 1 the image could not be read; 2 the model or the --profile could not be loaded or --score
 was asked for a deck that has no row score.
 """
 
@@ -31,12 +31,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--deck", default="flip7", help="card deck the model is for (default: flip7)")
     parser.add_argument("--models-dir", metavar="DIR",
                         help="folder holding DECK.onnx and DECK.json (default: the bundled models)")
+    parser.add_argument("--profile", metavar="PROFILE",
+                        help="calibration profile of your own deck (tablemate calibrate)")
     parser.add_argument("--score", action="store_true", help="add the Flip 7 score of the cards seen")
     parser.add_argument("image", metavar="IMAGE", help="photo of cards lying apart on a table")
 
 
 def main(args: argparse.Namespace) -> int:
-    from vision.classifier import NO_CARD, CardClassifier, ModelError
+    from vision.adapt import ProfileError, load_classifier
+    from vision.classifier import NO_CARD, ModelError
     from vision.classify_cmd import read_image
     from vision.geometry import warp_card
     from vision.locate import find_cards
@@ -45,8 +48,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"tablemate scan: --score is only defined for {', '.join(SCORED_DECKS)}", file=sys.stderr)
         return 2
     try:
-        classifier = CardClassifier.load(args.deck, args.models_dir)
-    except ModelError as error:
+        classifier = load_classifier(args.deck, args.models_dir, args.profile)
+    except (ModelError, ProfileError) as error:
         print(f"tablemate scan: {error}", file=sys.stderr)
         return 2
     image, problem = read_image(args.image)

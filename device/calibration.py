@@ -1,0 +1,151 @@
+"""The device's calibration walk: the user shows each card of their deck once, the device learns
+its look (vision.adapt) and keeps the profile in the state directory.
+
+Screens (OLED): "CALIBRATE 3/22" / "show: 7 — ok" / "card seen" or "no card yet". Buttons:
+`ok` takes the card lying in the deal zone for the label shown (only when a card is seen) and
+goes on; `next` skips this label (a label never shown keeps its old samples, or is read "not
+sure"); `back` returns to the previous label; `back` held stops without saving. After the last
+label the profile is written (atomically) and `finished` is set; `result` holds the calibrated
+classifier for the placement detector.
+
+Re-calibrating one card: `CalibrationFlow(..., pick=True)` first shows "which card?" and `next`
+cycles the labels, `ok` picks one; only that label is learnt again, the others are kept from
+the stored profile.
+
+How the appliance wires it (device/table.py menu item and device/appliance.py frame loop, owned
+by the device engineer):
+  * on the menu's "Calibrate" item: flow = CalibrationFlow(base_classifier, deck, profile_path(state_dir, deck));
+    ("Calibrate card": the same with pick=True)
+  * while the flow runs: each frame -> flow.on_frame(image); each press -> flow.on_button(press);
+    the display shows flow.screen() instead of the table's screen;
+  * when flow.finished: if flow.result is not None, replace the detector's classifier with it
+    (detector.classifier = flow.result); show flow.screen() (the summary) a few seconds.
+At start, `load_stored(base_classifier, deck, state_dir)` gives the classifier to use: the stored
+profile's when there is one that fits the model, else the base one and a problem to show.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from device.buttons import ButtonPress
+from device.screens import ChoiceScreen, MessageScreen
+
+log = logging.getLogger(__name__)
+
+PROFILE_FOLDER = "calibration"
+
+
+def profile_path(state_dir: str | Path, deck: str) -> Path:
+    return Path(state_dir) / PROFILE_FOLDER / f"{deck}.npz"
+
+
+def load_stored(base, deck: str, state_dir: str | Path):
+    """(classifier, problem or None): the base classifier read through the deck's stored profile
+    if there is one and it fits; a refused profile is reported, never used."""
+    from vision.adapt import CalibratedClassifier, Profile, ProfileError
+
+    path = profile_path(state_dir, deck)
+    if not path.exists():
+        return base, None
+    try:
+        return CalibratedClassifier(base, Profile.load(path), deck, source=f"profile {path}"), None
+    except ProfileError as error:
+        log.error("%s", error)
+        return base, f"calibration not used: {error}"
+
+
+class CalibrationFlow:
+    def __init__(self, base, deck: str, path: str | Path, pick: bool = False):
+        from rules.cards import DECKS
+
+        self.base = base
+        self.deck = deck
+        self.path = Path(path)
+        self.labels = list(DECKS[deck].labels)
+        self.index = 0
+        self.picking = pick
+        self.crops: dict[str, list] = {}
+        self.current = None          # the crop of the card now in view, or None
+        self.finished = False
+        self.result = None           # the CalibratedClassifier once saved
+        self.summary = ""
+
+    # -- inputs ----------------------------------------------------------------------------------
+
+    def on_frame(self, frame_bgr) -> None:
+        """Keep the crop of the largest card in view (none: None)."""
+        import cv2
+
+        from vision.geometry import warp_card
+        from vision.locate import find_cards
+
+        if self.finished or self.picking:
+            return
+        quads = find_cards(frame_bgr)
+        self.current = warp_card(frame_bgr, max(quads, key=cv2.contourArea)) if quads else None
+
+    def on_button(self, press: ButtonPress) -> None:
+        if self.finished:
+            return
+        if press.button == "back" and press.hold:
+            self._finish(save=False)
+        elif self.picking:
+            if press.button == "next":
+                self.index = (self.index + 1) % len(self.labels)
+            elif press.button == "ok":
+                self.labels = [self.labels[self.index]]
+                self.index, self.picking = 0, False
+            elif press.button == "back":
+                self._finish(save=False)
+        elif press.button == "ok":
+            if self.current is not None:
+                self.crops.setdefault(self.labels[self.index], []).append(self.current)
+                self.current = None  # the next label needs a card seen afresh
+                self._advance()
+        elif press.button == "next":
+            self._advance()
+        elif press.button == "back":
+            self.index = max(0, self.index - 1)
+            self.crops.pop(self.labels[self.index], None)
+
+    # -- output ----------------------------------------------------------------------------------
+
+    def screen(self):
+        if self.finished:
+            return MessageScreen("CALIBRATED" if self.result is not None else "NOT SAVED", (self.summary,))
+        label = self.labels[self.index]
+        if self.picking:
+            return ChoiceScreen("calibrate which card?", label, f"{self.index + 1}/{len(self.labels)}")
+        seen = "card seen" if self.current is not None else "no card yet"
+        return MessageScreen(f"CALIBRATE {self.index + 1}/{len(self.labels)}", (f"show: {label} — ok", seen))
+
+    # -- inner -----------------------------------------------------------------------------------
+
+    def _advance(self) -> None:
+        self.index += 1
+        if self.index >= len(self.labels):
+            self._finish(save=True)
+
+    def _finish(self, save: bool) -> None:
+        from vision.adapt import CalibratedClassifier, Profile, ProfileError, calibrate
+
+        self.finished = True
+        if not save or not self.crops:
+            self.summary = "stopped, nothing changed"
+            return
+        previous = None
+        if self.path.exists():
+            try:
+                previous = Profile.load(self.path)
+                previous.check_matches(self.base, self.deck, f"profile {self.path}")
+            except ProfileError as error:
+                log.warning("the stored profile is replaced: %s", error)
+                previous = None
+        profile = calibrate(self.base, self.deck, self.crops, update=previous)
+        profile.save(self.path)
+        self.result = CalibratedClassifier(self.base, profile, self.deck, source=f"profile {self.path}")
+        missing = profile.missing()
+        self.summary = f"{len(self.crops)} cards learnt" + (f", {len(missing)} not shown" if missing else "")
+        log.info("calibration saved to %s: %s", self.path, self.summary)

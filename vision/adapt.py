@@ -1,0 +1,304 @@
+"""Few-shot adaptation to the user's own deck: calibration profiles and the calibrated classifier.
+
+The trained classifier has only ever seen rendered cards. After the user shows each card once (or
+a few times), a *profile* holds the embeddings (vision.embedding: the model's last feature map)
+of those crops, each also turned half round since cards lie either way up, and of AUGMENTATIONS
+altered copies of each (light level and colour cast, a light gradient, a corner error of the
+locator, blur, sensor noise: what changes between the calibration capture and a later one). At
+run time a crop's embedding is compared with them; no training run, no PyTorch, only numpy.
+
+Scoring (numbers in CalibrationParams, tuned with `python -m vision.foreign_eval --tune` on
+foreign printings and scenes never used for the figures reported):
+* embeddings are centred on the profile's mean card (the mean over labels of each label's mean)
+  and scaled to unit length, so cosine similarity measures what tells this deck's cards apart
+  rather than what all cards share ("simple shot" normalisation);
+* a label's similarity is the best cosine between the crop and that label's samples;
+* class scores are similarity / temperature, plus base_weight x the trained model's logit, so
+  the trained classifier still votes; "none" competes as a virtual sample at similarity
+  none_similarity (plus its own logit share): a crop unlike every sample of the user's deck is
+  never named;
+* the softmax of those scores goes through the same reject rule as the trained classifier
+  (min_confidence, min_margin), so a card close to two labels is "not sure", not a guess.
+
+Profiles are .npz files (no pickles) with a JSON header: format name and version, deck id, the
+SHA-256 of the model file the embeddings came from, embedding size, labels, per-label sample
+counts, the scoring parameters. A profile that is corrupt, of another version, another deck or
+another model is refused with a ProfileError saying so: embeddings of another network would
+silently mean nothing.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import time
+import zipfile
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from vision.classifier import NO_CARD, NOT_SURE, CardClassifier, Prediction
+
+log = logging.getLogger(__name__)
+
+PROFILE_FORMAT = "tablemate-calibration-profile"
+PROFILE_VERSION = 1
+AUGMENTATIONS = 4   # altered copies per crop and way up (measured: 0 -> 4 -> 8 adds ~2 points each)
+
+
+class ProfileError(ValueError):
+    """A calibration profile cannot be used; the message says which file and why."""
+
+
+@dataclass(frozen=True)
+class CalibrationParams:
+    """Chosen by `python -m vision.foreign_eval --deck flip7 --tune` (tuning printings and scenes,
+    never those of the reported figures): accuracy among accepted first, then fewest rejected."""
+    temperature: float = 0.12      # cosine -> logit scale
+    base_weight: float = 0.0       # share of the trained model's logits (on a foreign print they mislead)
+    none_similarity: float = 0.2   # the virtual "none" sample's similarity
+    min_confidence: float = 0.6
+    min_margin: float = 0.3
+
+
+@dataclass
+class Profile:
+    deck: str
+    model_sha256: str
+    labels: tuple[str, ...]          # the deck's labels, classifier order
+    embeddings: np.ndarray           # (M, D) raw embeddings (crops, half turns, augmentations); float16 on disk
+    sample_labels: np.ndarray        # (M,) int32 index into labels
+    counts: dict[str, int]           # crops captured per label (each gives two embeddings)
+    params: CalibrationParams = field(default_factory=CalibrationParams)
+    model_name: str = ""
+    created: str = ""
+
+    @property
+    def dim(self) -> int:
+        return int(self.embeddings.shape[1])
+
+    def missing(self) -> list[str]:
+        return [label for label in self.labels if self.counts.get(label, 0) == 0]
+
+    # -- file format ---------------------------------------------------------------------------
+
+    def save(self, path: str | Path) -> None:
+        header = {"format": PROFILE_FORMAT, "version": PROFILE_VERSION, "deck": self.deck,
+                  "model": {"sha256": self.model_sha256, "name": self.model_name},
+                  "embedding_dim": self.dim, "labels": list(self.labels), "counts": self.counts,
+                  "params": asdict(self.params), "created": self.created}
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, header=np.frombuffer(json.dumps(header).encode("utf-8"), np.uint8),
+                            embeddings=self.embeddings.astype(np.float16),
+                            sample_labels=self.sample_labels.astype(np.int32))
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_bytes(buffer.getvalue())
+        tmp.replace(path)  # never leave a half-written profile behind
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Profile":
+        path = Path(path)
+        if not path.is_file():
+            raise ProfileError(f"calibration profile {path} not found")
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                header = json.loads(bytes(z["header"]).decode("utf-8"))
+                embeddings = np.asarray(z["embeddings"], np.float32)
+                sample_labels = np.asarray(z["sample_labels"], np.int64)
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError, EOFError) as error:
+            raise ProfileError(f"{path}: not a readable calibration profile (corrupt or another kind "
+                               f"of file: {type(error).__name__}: {error})") from None
+        if not isinstance(header, dict) or header.get("format") != PROFILE_FORMAT:
+            raise ProfileError(f"{path}: not a tablemate calibration profile")
+        if header.get("version") != PROFILE_VERSION:
+            raise ProfileError(f"{path}: calibration profile version {header.get('version')!r} is not "
+                               f"supported (this tablemate reads version {PROFILE_VERSION}); calibrate again")
+        try:
+            labels = tuple(str(x) for x in header["labels"])
+            counts = {str(k): int(v) for k, v in header["counts"].items()}
+            params = CalibrationParams(**{k: float(v) for k, v in header["params"].items()})
+            profile = cls(deck=str(header["deck"]), model_sha256=str(header["model"]["sha256"]), labels=labels,
+                          embeddings=embeddings, sample_labels=sample_labels, counts=counts, params=params,
+                          model_name=str(header["model"].get("name", "")), created=str(header.get("created", "")))
+            dim = int(header["embedding_dim"])
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise ProfileError(f"{path}: calibration profile header is incomplete or malformed "
+                               f"({type(error).__name__}: {error})") from None
+        if embeddings.ndim != 2 or embeddings.shape[1] != dim or len(sample_labels) != len(embeddings):
+            raise ProfileError(f"{path}: calibration profile arrays do not match its header (corrupt)")
+        if not np.isfinite(embeddings).all() or (len(sample_labels) and
+                                                 (sample_labels.min() < 0 or sample_labels.max() >= len(labels))):
+            raise ProfileError(f"{path}: calibration profile holds invalid values (corrupt)")
+        return profile
+
+    def check_matches(self, classifier: CardClassifier, deck: str, source: str = "profile") -> None:
+        """Refuse (ProfileError) a profile made for another deck or another model."""
+        if self.deck != deck:
+            raise ProfileError(f"{source} was calibrated for the {self.deck} deck, not {deck}")
+        if self.model_sha256 != classifier.identity:
+            raise ProfileError(f"{source} was calibrated with another model ({self.model_name or 'unknown'}, "
+                               f"sha256 {self.model_sha256[:12]}…) than {classifier.name} "
+                               f"(sha256 {classifier.identity[:12]}…); calibrate again with this model")
+        if tuple(self.labels) != tuple(classifier.labels):
+            raise ProfileError(f"{source} lists other labels than the model {classifier.name}")
+        if not classifier.has_embedding:
+            raise ProfileError(f"{classifier.name} has no embedding output (python -m vision.embedding)")
+
+
+def augment(crop_bgr: np.ndarray, rng: np.random.Generator, n: int, size: tuple[int, int]) -> list[np.ndarray]:
+    """The crop at the model's input size, then n altered copies (see the module docstring)."""
+    import cv2
+
+    base = cv2.resize(crop_bgr, size, interpolation=cv2.INTER_AREA)
+    out = [base]
+    w, h = size
+    corners = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    for _ in range(n):
+        moved = corners + rng.normal(0, 0.025 * h, (4, 2)).astype(np.float32)
+        a = cv2.warpPerspective(base, cv2.getPerspectiveTransform(corners, moved), size,
+                                borderMode=cv2.BORDER_REFLECT).astype(np.float32)
+        gain = rng.uniform(0.6, 1.3) * rng.uniform(0.85, 1.15, 3)
+        slope = 1 + rng.uniform(-0.35, 0.35) * (xx / w - 0.5) + rng.uniform(-0.35, 0.35) * (yy / h - 0.5)
+        a = (a * gain + rng.normal(0, 15)) * slope[..., None]
+        if rng.random() < 0.5:
+            a = cv2.GaussianBlur(a, (0, 0), rng.uniform(0.3, 1.2))
+        a += rng.normal(0, rng.uniform(0, 6), a.shape)
+        out.append(np.clip(a, 0, 255).astype(np.uint8))
+    return out
+
+
+def sample_embeddings(classifier: CardClassifier, crops_bgr, seed: int = 0) -> np.ndarray:
+    """(N * 2 * (1 + AUGMENTATIONS), D): each crop and the crop turned half round, each with its
+    augmentations. Seeded: the same crops give the same profile."""
+    rng = np.random.default_rng(seed)
+    size = (classifier.spec.width, classifier.spec.height)
+    batch = []
+    for crop in crops_bgr:
+        for way in (crop, crop[::-1, ::-1]):
+            batch += augment(np.ascontiguousarray(way), rng, AUGMENTATIONS, size)
+    return classifier.embed(batch)
+
+
+def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, list[np.ndarray]],
+              params: CalibrationParams | None = None, update: Profile | None = None) -> Profile:
+    """A profile from captured card crops (BGR, any size) per label. With `update`, the labels
+    given replace that profile's samples of those labels; the others are kept."""
+    unknown = sorted(set(crops_by_label) - set(classifier.labels))
+    if unknown:
+        raise ValueError(f"not {deck} labels: {', '.join(unknown)}")
+    labels = tuple(classifier.labels)
+    if update is not None:
+        update.check_matches(classifier, deck, "the profile to update")
+        keep = ~np.isin(update.sample_labels, [labels.index(lab) for lab in crops_by_label])
+        embeddings, sample_labels = [update.embeddings[keep]], [update.sample_labels[keep]]
+        counts = {lab: n for lab, n in update.counts.items() if lab not in crops_by_label}
+        params = params or update.params
+    else:
+        embeddings, sample_labels, counts = [], [], {}
+    for label, crops in crops_by_label.items():
+        if not crops:
+            continue
+        e = sample_embeddings(classifier, crops, seed=labels.index(label))
+        embeddings.append(e)
+        sample_labels.append(np.full(len(e), labels.index(label), np.int64))
+        counts[label] = len(crops)
+    if not embeddings:
+        raise ValueError("no card crops to calibrate with")
+    return Profile(deck=deck, model_sha256=classifier.identity, labels=labels,
+                   embeddings=np.concatenate(embeddings).astype(np.float32),
+                   sample_labels=np.concatenate(sample_labels), counts=dict(sorted(counts.items(),
+                                                                                  key=lambda kv: labels.index(kv[0]))),
+                   params=params or CalibrationParams(), model_name=Path(classifier.name).name,
+                   created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+
+
+class CalibratedClassifier:
+    """A CardClassifier read through a profile: same interface (labels, spec, probabilities,
+    decide, classify, classify_batch), so the placement detector and the commands take either."""
+
+    def __init__(self, base: CardClassifier, profile: Profile, deck: str, source: str = "profile"):
+        profile.check_matches(base, deck, source)
+        self.base = base
+        self.profile = profile
+        self.spec = base.spec
+        self.name = f"{base.name} + {source}"
+        self.params = profile.params
+        labels = list(profile.labels)
+        self._class_of_label = np.array([base.spec.classes.index(lab) for lab in labels])
+        present = np.unique(profile.sample_labels)
+        raw = profile.embeddings.astype(np.float64)
+        self._center = np.mean([raw[profile.sample_labels == i].mean(0) for i in present], axis=0)
+        self.samples = _unit(raw - self._center).astype(np.float32)  # (M, D) centred, unit length
+        self.sample_labels = profile.sample_labels
+        self._rows = {int(i): np.flatnonzero(profile.sample_labels == i) for i in present}
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self.base.labels
+
+    def similarities(self, embeddings: np.ndarray) -> np.ndarray:
+        """(N, L): per label, the best cosine between each crop and that label's samples
+        (-1 for a label without samples)."""
+        z = _unit(embeddings.astype(np.float64) - self._center).astype(np.float32)
+        cos = z @ self.samples.T
+        out = np.full((len(z), len(self.profile.labels)), -1.0)
+        for i, rows in self._rows.items():
+            out[:, i] = cos[:, rows].max(axis=1)
+        return out
+
+    def probabilities(self, crops_bgr) -> np.ndarray:
+        classes = self.spec.classes
+        if len(crops_bgr) == 0:
+            return np.zeros((0, len(classes)), np.float32)
+        logits, embeddings = self.base.logits_and_embeddings(crops_bgr)
+        return self.scores_to_probabilities(logits, embeddings)
+
+    def scores_to_probabilities(self, logits: np.ndarray, embeddings: np.ndarray) -> np.ndarray:
+        p = self.params
+        scores = p.base_weight * logits.astype(np.float64)
+        sims = self.similarities(embeddings)
+        scores[:, self._class_of_label] += sims / p.temperature
+        scores[:, self.spec.none_index] += p.none_similarity / p.temperature
+        scores -= scores.max(axis=1, keepdims=True)
+        e = np.exp(scores)
+        return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+
+    def decide(self, probs: np.ndarray) -> Prediction:
+        order = np.argsort(probs)[::-1]
+        best, second = int(order[0]), int(order[1])
+        confidence = float(probs[best])
+        if not np.isfinite(confidence):
+            return Prediction(None, 0.0, NOT_SURE)
+        if best == self.spec.none_index:
+            return Prediction(None, confidence, NO_CARD)
+        if confidence < self.params.min_confidence or confidence - float(probs[second]) < self.params.min_margin:
+            return Prediction(None, confidence, NOT_SURE)
+        return Prediction(self.spec.classes[best], confidence, None)
+
+    def classify(self, crop_bgr: np.ndarray) -> Prediction:
+        return self.classify_batch([crop_bgr])[0]
+
+    def classify_batch(self, crops_bgr) -> list[Prediction]:
+        return [self.decide(p) for p in self.probabilities(crops_bgr)]
+
+    def with_params(self, params: CalibrationParams) -> "CalibratedClassifier":
+        """The same profile scored with other parameters (tuning)."""
+        return CalibratedClassifier(self.base, replace(self.profile, params=params), self.profile.deck)
+
+
+def load_classifier(deck: str, models_dir=None, profile_path=None):
+    """The deck's classifier, read through the calibration profile at profile_path when given.
+    Raises vision.classifier.ModelError or ProfileError with a message for the user."""
+    base = CardClassifier.load(deck, models_dir)
+    if profile_path is None:
+        return base
+    return CalibratedClassifier(base, Profile.load(profile_path), deck, source=f"profile {profile_path}")
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-9)

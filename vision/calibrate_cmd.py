@@ -1,0 +1,150 @@
+"""Calibrate the classifier to your own deck: learn each card's look from a few photos.
+
+FOLDER holds one sub-folder per label, named by the label (`/2` is written `div2`), with one or
+more photos of that card: whole frames (the card is found in the picture, the largest one if
+several) or tight crops. Each photo is also learnt turned half round, since cards lie either way
+up. Two or three photos per card, under the table's own light, read best.
+
+  tablemate calibrate --deck flip7 --from my-deck/ --out flip7-profile.npz
+  tablemate calibrate --deck flip7 --from retake/ --out flip7-profile.npz --update   # only retake/'s labels
+
+Then: tablemate classify --deck flip7 --profile flip7-profile.npz IMAGE...  (also scan and run).
+Prints per label what was learnt: photos used, and the other label that looks most alike with
+its similarity (cosine; the closer to 1, the more often those two will be read "not sure"; a
+label most alike to itself in another folder means a photo in the wrong folder). A label without photos is never named through the profile ("not sure").
+
+Exit status: 0 profile written; 1 written, but some photos were unusable or labels missing;
+2 nothing written (no model, a folder not named by a label, no usable photo, a refused profile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+log = logging.getLogger(__name__)
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--deck", default="flip7", help="card deck (default: flip7)")
+    parser.add_argument("--from", dest="source", required=True, metavar="FOLDER",
+                        help="one sub-folder of photos per label")
+    parser.add_argument("--out", required=True, metavar="PROFILE", help="profile file to write (.npz)")
+    parser.add_argument("--update", action="store_true",
+                        help="update the profile at --out: the labels in FOLDER are learnt again, the others kept")
+    parser.add_argument("--models-dir", metavar="DIR",
+                        help="folder holding DECK.onnx and DECK.json (default: the bundled models)")
+
+
+def card_crop(image):
+    """The card in a photo: the largest card found in it, else the whole image when it is card
+    shaped (a tight crop, turned to portrait), else None."""
+    import cv2
+
+    from vision.geometry import CANON_H, CANON_W, warp_card
+    from vision.locate import find_cards
+
+    quads = find_cards(image)
+    if quads:
+        return warp_card(image, max(quads, key=lambda q: cv2.contourArea(q)))
+    h, w = image.shape[:2]
+    if not 0.6 <= min(h, w) / max(h, w) <= 0.85:  # a 63 x 88 mm card is 0.72
+        return None
+    whole = image if h >= w else cv2.rotate(image, cv2.ROTATE_90_CLOCKWISE)
+    return cv2.resize(whole, (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)
+
+
+def read_folder(source, deck: str):
+    """({label: [crops]}, problems: list of str). Raises ValueError for a sub-folder that is not a
+    label of the deck."""
+    from pathlib import Path
+
+    from rules.cards import DECKS, dirname_to_label, label_to_dirname
+    from vision.classify_cmd import read_image
+
+    root = Path(source)
+    if not root.is_dir():
+        raise ValueError(f"{root} is not a folder")
+    labels = DECKS[deck].labels
+    folders = sorted(p for p in root.iterdir() if p.is_dir())
+    unknown = [p.name for p in folders if dirname_to_label(p.name.lower()) not in labels]
+    if unknown:
+        raise ValueError(f"{root}: sub-folders not named by a {deck} label: {', '.join(unknown)} "
+                         f"(labels: {', '.join(label_to_dirname(lab) for lab in labels)})")
+    crops, problems = {}, []
+    for i, folder in enumerate(folders, 1):
+        label = dirname_to_label(folder.name.lower())
+        photos = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+        used = 0
+        for photo in photos:
+            image, problem = read_image(str(photo))
+            crop = card_crop(image) if image is not None else None
+            if crop is None:
+                problems.append(f"{photo}: {problem or 'no card found, and not a tight crop of one card'}")
+                continue
+            used += 1
+            crops.setdefault(label, []).append(crop)
+        if not photos:
+            problems.append(f"{folder}: no photos")
+        log.info("[%d/%d] %s: %d of %d photos used", i, len(folders), label, used, len(photos))
+    return crops, problems
+
+
+def main(args: argparse.Namespace) -> int:
+    import time
+    from pathlib import Path
+
+    from vision.adapt import CalibratedClassifier, Profile, ProfileError, calibrate
+    from vision.classifier import CardClassifier, ModelError
+
+    try:
+        classifier = CardClassifier.load(args.deck, args.models_dir)
+        crops, problems = read_folder(args.source, args.deck)
+        previous = Profile.load(args.out) if args.update else None
+    except (ModelError, ProfileError, ValueError, OSError) as error:
+        print(f"tablemate calibrate: {error}", file=sys.stderr)
+        return 2
+    for problem in problems:
+        print(f"tablemate calibrate: {problem}", file=sys.stderr)
+    if not crops:
+        print(f"tablemate calibrate: no usable photo in {args.source}", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    try:
+        profile = calibrate(classifier, args.deck, crops, update=previous)
+    except (ProfileError, ValueError, ModelError) as error:
+        print(f"tablemate calibrate: {error}", file=sys.stderr)
+        return 2
+    seconds = time.perf_counter() - t0
+    profile.save(Path(args.out))
+    print(f"{args.out}: {args.deck} profile, {sum(profile.counts.values())} photos of "
+          f"{len(profile.counts)} labels learnt in {seconds:.2f} s" + (" (updated)" if args.update else ""))
+    for line in summary(CalibratedClassifier(classifier, profile, args.deck), set(crops)):
+        print(line)
+    missing = profile.missing()
+    if missing:
+        print(f"not calibrated (read as \"not sure\"): {', '.join(missing)}")
+    return 1 if problems or missing else 0
+
+
+def summary(calibrated, learnt_now: set[str]) -> list[str]:
+    """Per calibrated label: photos, and the most alike other label (cosine of the mean samples)."""
+    import numpy as np
+
+    profile = calibrated.profile
+    present = [i for i, lab in enumerate(profile.labels) if profile.counts.get(lab, 0)]
+    means = np.stack([calibrated.samples[calibrated.sample_labels == i].mean(0) for i in present])
+    means /= np.linalg.norm(means, axis=1, keepdims=True)
+    sim = means @ means.T
+    np.fill_diagonal(sim, -np.inf)
+    lines = []
+    for row, i in enumerate(present):
+        label = profile.labels[i]
+        near = int(np.argmax(sim[row])) if len(present) > 1 else None
+        alike = f"most alike: {profile.labels[present[near]]} ({sim[row, near]:.2f})" if near is not None else ""
+        mark = "*" if label in learnt_now else " "
+        lines.append(f" {mark}{label:<16} {profile.counts[label]} photo(s)  {alike}")
+    return lines
