@@ -1,0 +1,275 @@
+"""Calibration to the user's own deck: profile format, few-shot adaptation, `tablemate calibrate`,
+`--profile`, and the device's calibration walk driven by scripted buttons."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from device.buttons import ButtonPress
+from device.calibration import CalibrationFlow, load_stored, profile_path
+from device.cli import main as tablemate
+from rules.cards import DECKS, label_to_dirname
+from vision.adapt import PROFILE_VERSION, CalibratedClassifier, Profile, ProfileError, calibrate
+from vision.classifier import CardClassifier
+from vision.foreign_eval import capture_printing
+from vision.render_foreign import ForeignStyle, foreign_faces, render_foreign
+from vision.synth import make_scene
+
+DECK = "flip7"
+LABELS = DECKS[DECK].labels
+
+
+@pytest.fixture(scope="module")
+def base():
+    return CardClassifier.load(DECK)
+
+
+@pytest.fixture(scope="module")
+def foreign():
+    """One foreign printing: 1 calibration crop per label, 2 test crops per label (other scenes)."""
+    return capture_printing(DECK, 11, 1, 2)
+
+
+@pytest.fixture(scope="module")
+def profile(base, foreign):
+    return calibrate(base, DECK, foreign[0])
+
+
+def tight_crop(label: str, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    face = render_foreign(DECK, label, rng, ForeignStyle.sample(np.random.default_rng(5)))
+    return np.ascontiguousarray(face[..., 2::-1])
+
+
+# -- the model -------------------------------------------------------------------------------------
+
+def test_committed_model_has_an_embedding_output(base):
+    assert base.has_embedding, "run: python -m vision.embedding models/flip7.onnx"
+    logits, embeddings = base.logits_and_embeddings([tight_crop("7")])
+    assert logits.shape == (1, len(base.spec.classes)) and embeddings.shape[0] == 1
+    np.testing.assert_allclose(base.embed([tight_crop("7")]), embeddings, rtol=1e-5)
+
+
+def test_embedding_output_is_added_once_and_leaves_logits_alone(tmp_path, base):
+    onnx = pytest.importorskip("onnx")
+    from vision.embedding import add_embedding_output
+
+    model = onnx.load(str(Path("models") / f"{DECK}.onnx"))
+    keep = [o for o in model.graph.output if o.name != "embedding"]
+    del model.graph.output[:]
+    model.graph.output.extend(keep)
+    nodes = [n for n in model.graph.node if "embedding" not in n.output]
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    assert add_embedding_output(path) is True
+    first = path.read_bytes()
+    assert add_embedding_output(path) is False
+    assert path.read_bytes() == first
+    again = CardClassifier.from_files(path, Path("models") / f"{DECK}.json")
+    crops = [tight_crop("3"), tight_crop("x2")]
+    np.testing.assert_allclose(again.logits_and_embeddings(crops)[0], base.logits_and_embeddings(crops)[0], atol=1e-4)
+    np.testing.assert_allclose(again.embed(crops), base.embed(crops), atol=1e-4)
+
+
+# -- profile format --------------------------------------------------------------------------------
+
+def test_profile_round_trip(tmp_path, profile):
+    path = tmp_path / "p.npz"
+    profile.save(path)
+    back = Profile.load(path)
+    assert back.deck == DECK and back.labels == LABELS and back.counts == profile.counts
+    assert back.model_sha256 == profile.model_sha256 and back.params == profile.params
+    np.testing.assert_allclose(back.embeddings, profile.embeddings, rtol=1e-3, atol=1e-3)  # float16 on disk
+    np.testing.assert_array_equal(back.sample_labels, profile.sample_labels)
+    assert all(profile.counts[label] == 1 for label in LABELS) and not profile.missing()
+
+
+def test_corrupt_profiles_are_refused_with_a_message(tmp_path, profile):
+    good = tmp_path / "good.npz"
+    profile.save(good)
+    cases = {"garbage.npz": b"this is not a profile", "truncated.npz": good.read_bytes()[: len(good.read_bytes()) // 2]}
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(ProfileError, match="not a readable calibration profile"):
+            Profile.load(tmp_path / name)
+    with pytest.raises(ProfileError, match="not found"):
+        Profile.load(tmp_path / "missing.npz")
+    # Arrays that disagree with the header.
+    with np.load(good) as z:
+        parts = dict(z)
+    np.savez(tmp_path / "short.npz", **{**parts, "sample_labels": parts["sample_labels"][:-1]})
+    with pytest.raises(ProfileError, match="do not match its header"):
+        Profile.load(tmp_path / "short.npz")
+
+
+def _rewrite_header(src: Path, dst: Path, **changes) -> None:
+    with np.load(src) as z:
+        parts = dict(z)
+    header = json.loads(bytes(parts["header"]).decode())
+    header.update(changes)
+    parts["header"] = np.frombuffer(json.dumps(header).encode(), np.uint8)
+    np.savez(dst, **parts)
+
+
+def test_other_version_deck_or_model_is_refused(tmp_path, base, profile):
+    good = tmp_path / "good.npz"
+    profile.save(good)
+    _rewrite_header(good, tmp_path / "v.npz", version=PROFILE_VERSION + 1)
+    with pytest.raises(ProfileError, match="version"):
+        Profile.load(tmp_path / "v.npz")
+    _rewrite_header(good, tmp_path / "f.npz", format="something-else")
+    with pytest.raises(ProfileError, match="not a tablemate calibration profile"):
+        Profile.load(tmp_path / "f.npz")
+    _rewrite_header(good, tmp_path / "deck.npz", deck="uno-flip")
+    with pytest.raises(ProfileError, match="calibrated for the uno-flip deck, not flip7"):
+        CalibratedClassifier(base, Profile.load(tmp_path / "deck.npz"), DECK)
+    _rewrite_header(good, tmp_path / "model.npz", model={"sha256": "0" * 64, "name": "old.onnx"})
+    with pytest.raises(ProfileError, match="another model"):
+        CalibratedClassifier(base, Profile.load(tmp_path / "model.npz"), DECK)
+
+
+# -- adaptation ------------------------------------------------------------------------------------
+
+def test_a_foreign_printing_reads_much_better_after_calibration(base, foreign, profile):
+    _, test = foreign
+    cards = [c for c, y in zip(test.crops, test.y) if y >= 0]
+    truth = [LABELS[y] for y in test.y if y >= 0]
+    before = base.classify_batch(cards)
+    after = CalibratedClassifier(base, profile, DECK).classify_batch(cards)
+    right_before = sum(p.label == t for p, t in zip(before, truth))
+    right_after = sum(p.label == t for p, t in zip(after, truth))
+    wrong_after = sum(p.label not in (None, t) for p, t in zip(after, truth))
+    assert right_after >= right_before + 10, (right_before, right_after)
+    assert wrong_after <= 2
+
+
+def test_what_is_not_a_known_card_is_not_named(base, foreign, profile):
+    _, test = foreign
+    calibrated = CalibratedClassifier(base, profile, DECK)
+    nones = [c for c, y in zip(test.crops, test.y) if y < 0]
+    assert nones and all(p.label is None for p in calibrated.classify_batch(nones))
+    blank = [np.full((176, 126, 3), v, np.uint8) for v in (30, 128, 220)]
+    assert all(p.label is None for p in calibrated.classify_batch(blank))
+    # A label the profile has no sample of can never be named.
+    without_7 = calibrate(base, DECK, {k: v for k, v in foreign[0].items() if k != "7"})
+    assert without_7.missing() == ["7"]
+    sevens = [c for c, y in zip(test.crops, test.y) if y == LABELS.index("7")]
+    assert all(p.label != "7" for p in CalibratedClassifier(base, without_7, DECK).classify_batch(sevens))
+
+
+def test_update_replaces_only_the_labels_given(base, foreign, profile):
+    crops, _ = foreign
+    updated = calibrate(base, DECK, {"7": [tight_crop("7"), tight_crop("7", 1)]}, update=profile)
+    assert updated.counts["7"] == 2 and updated.counts["8"] == 1
+    sevens = updated.embeddings[updated.sample_labels == LABELS.index("7")]
+    eights = updated.embeddings[updated.sample_labels == LABELS.index("8")]
+    assert len(sevens) == 2 * len(profile.embeddings[profile.sample_labels == LABELS.index("7")])
+    np.testing.assert_array_equal(eights, profile.embeddings[profile.sample_labels == LABELS.index("8")])
+
+
+# -- commands ---------------------------------------------------------------------------------------
+
+def test_calibrate_command_writes_updates_and_is_used_by_classify(tmp_path, capsys, base):
+    folder = tmp_path / "deck"
+    for label in ("7", "x2", "freeze"):
+        (folder / label_to_dirname(label)).mkdir(parents=True)
+        cv2.imwrite(str(folder / label_to_dirname(label) / "a.png"), tight_crop(label))
+    out = tmp_path / "p.npz"
+    assert tablemate(["calibrate", "--deck", DECK, "--from", str(folder), "--out", str(out)]) == 1  # labels missing
+    text = capsys.readouterr().out
+    assert "3 photos of 3 labels" in text and "not calibrated" in text and "freeze" in text
+    assert Profile.load(out).counts == {"7": 1, "x2": 1, "freeze": 1}
+
+    retake = tmp_path / "retake"
+    (retake / "7").mkdir(parents=True)
+    for i in range(2):
+        cv2.imwrite(str(retake / "7" / f"{i}.png"), tight_crop("7", i + 1))
+    assert tablemate(["calibrate", "--deck", DECK, "--from", str(retake), "--out", str(out), "--update"]) == 1
+    assert Profile.load(out).counts == {"7": 2, "x2": 1, "freeze": 1}
+
+    image = tmp_path / "seven.png"
+    cv2.imwrite(str(image), tight_crop("7", 9))
+    capsys.readouterr()
+    assert tablemate(["classify", "--deck", DECK, "--profile", str(out), str(image)]) == 0
+    assert json.loads(capsys.readouterr().out)["label"] == "7"
+
+
+def test_commands_refuse_bad_folders_and_profiles(tmp_path, capsys):
+    folder = tmp_path / "deck"
+    (folder / "thirteen").mkdir(parents=True)
+    assert tablemate(["calibrate", "--deck", DECK, "--from", str(folder), "--out", str(tmp_path / "p.npz")]) == 2
+    assert "not named by a flip7 label: thirteen" in capsys.readouterr().err
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"\x00" * 100)
+    image = tmp_path / "c.png"
+    cv2.imwrite(str(image), tight_crop("3"))
+    for command in (["classify", "--deck", DECK, "--profile", str(bad), str(image)],
+                    ["scan", "--deck", DECK, "--profile", str(bad), str(image)]):
+        assert tablemate(command) == 2
+        assert "not a readable calibration profile" in capsys.readouterr().err
+
+
+# -- the device's calibration walk --------------------------------------------------------------------
+
+def _frame_with(label: str, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    style = ForeignStyle.sample(np.random.default_rng(5))
+    frame, _ = make_scene(rng, [label], DECK, size=(640, 480), split="heldout", faces=foreign_faces(DECK, rng, style))
+    return frame
+
+
+def test_menu_walk_with_scripted_buttons(tmp_path, base):
+    path = profile_path(tmp_path, DECK)
+    flow = CalibrationFlow(base, DECK, path)
+    assert flow.screen().title == f"CALIBRATE 1/{len(LABELS)}" and flow.screen().lines == ("show: 0 — ok", "no card yet")
+    flow.on_button(ButtonPress("ok"))                 # no card in view: nothing is taken
+    assert flow.index == 0
+    flow.on_frame(_frame_with("0", 1))
+    assert flow.screen().lines[1] == "card seen"
+    flow.on_button(ButtonPress("ok"))                 # 0 learnt
+    flow.on_frame(_frame_with("1", 2))
+    flow.on_button(ButtonPress("ok"))                 # 1 learnt
+    flow.on_button(ButtonPress("back"))               # ... back to 1, its sample dropped
+    assert flow.screen().lines[0] == "show: 1 — ok" and "1" not in flow.crops
+    flow.on_frame(_frame_with("1", 6))
+    assert flow.screen().lines[1] == "card seen"
+    flow.on_button(ButtonPress("ok"))
+    for _ in LABELS[2:]:
+        flow.on_button(ButtonPress("next"))           # the rest skipped
+    assert flow.finished and flow.result is not None and path.exists()
+    assert Profile.load(path).counts == {"0": 1, "1": 1}
+    assert flow.screen().title == "CALIBRATED"
+
+    # Re-calibrating one card: pick it with next, show it, ok. The others are kept.
+    again = CalibrationFlow(base, DECK, path, pick=True)
+    for _ in range(LABELS.index("7")):
+        again.on_button(ButtonPress("next"))
+    assert again.screen().option == "7"
+    again.on_button(ButtonPress("ok"))
+    again.on_frame(_frame_with("7", 4))
+    again.on_button(ButtonPress("ok"))
+    assert again.finished and Profile.load(path).counts == {"0": 1, "1": 1, "7": 1}
+
+    classifier, problem = load_stored(base, DECK, tmp_path)
+    assert isinstance(classifier, CalibratedClassifier) and problem is None
+
+
+def test_menu_walk_stopped_saves_nothing_and_a_bad_stored_profile_is_not_used(tmp_path, base):
+    flow = CalibrationFlow(base, DECK, profile_path(tmp_path, DECK))
+    flow.on_frame(_frame_with("0", 1))
+    flow.on_button(ButtonPress("ok"))
+    flow.on_button(ButtonPress("back", hold=True))
+    assert flow.finished and flow.result is None and not profile_path(tmp_path, DECK).exists()
+    profile_path(tmp_path, DECK).parent.mkdir(parents=True)
+    profile_path(tmp_path, DECK).write_bytes(b"junk")
+    classifier, problem = load_stored(base, DECK, tmp_path)
+    assert classifier is base and "not a readable calibration profile" in problem
+    shutil.rmtree(tmp_path / "calibration")
