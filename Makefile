@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 TRAIN_STAMP := $(VENV)/.installed-train
 
-.PHONY: demo test model evaluate bench clean
+.PHONY: demo test model evaluate foreign-eval bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,12 @@ test: $(STAMP)
 # Training is not part of `make test`: it needs the train extra (local CPU torch) and ~20 minutes.
 model: $(TRAIN_STAMP)
 	$(PY) -m vision.train --deck flip7
+	$(PY) -m vision.embedding models/*.onnx
+
+# Foreign-deck reading before and after calibration (models/calibration.md), every deck with a model.
+foreign-eval: $(STAMP)
+	for deck in flip7 flip7-vengeance uno-flip; do \
+	  if [ -f models/$$deck.onnx ]; then $(PY) -m vision.foreign_eval --deck $$deck || exit 1; fi; done
 
 evaluate: $(STAMP)
 	$(PY) -m vision.evaluate --deck flip7
