@@ -1,5 +1,6 @@
 """The frame loop: camera frames -> placement detector -> table (rules + log) -> display, with the
-buttons drained between frames.
+buttons drained between frames. During a calibration walk (menu: Calibrate, device/calibration.py)
+frames and buttons go to the walk instead, and its screens are shown.
 
 Nothing slow or fallible runs on this thread except the detector: the camera is read on its own
 thread (device/camera.py FrameSource) and the display is drawn on its own (device/display.py
@@ -20,7 +21,7 @@ from device.camera import FrameSource
 from device.display import DisplayWorker
 from device.screens import Shown
 from device.sdnotify import Notifier
-from device.table import Table
+from device.table import MESSAGE_SECONDS, Table
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,8 @@ class LoopStats:
 
 class Appliance:
     def __init__(self, source: FrameSource, detector, table: Table, display: DisplayWorker,
-                 buttons: Buttons, notifier: Notifier | None = None, held: list | None = None):
+                 buttons: Buttons, notifier: Notifier | None = None, held: list | None = None,
+                 start_calibration=None):
         self.source = source
         self.detector = detector
         self.table = table
@@ -48,6 +50,8 @@ class Appliance:
         self.buttons = buttons
         self.notifier = notifier or Notifier()
         self.held = held or []          # closed when the loop ends (the state directory's lock)
+        self.start_calibration = start_calibration   # pick: bool -> CalibrationFlow; None: not available
+        self.calibration = None
         self.presses: queue.Queue[ButtonPress] = queue.Queue()
         self.stats = LoopStats()
         self.stopping = False
@@ -75,9 +79,12 @@ class Appliance:
                 elif self.source.drained():
                     break
                 self._drain_buttons()
-                self.display.post(Shown(self.table.screen(self.t), self._banner()), self.t)
                 if self.table.request == "shutdown":
+                    self.display.post(Shown(self.table.screen(self.t)), self.t)
                     break
+                self._calibration_step()
+                screen = self.calibration.screen() if self.calibration else self.table.screen(self.t)
+                self.display.post(Shown(screen, self._banner()), self.t)
                 if self.source.read_blocked_for() < STUCK_READ_SECONDS:
                     self.notifier.watchdog()
         finally:
@@ -90,6 +97,11 @@ class Appliance:
 
     def _process(self, frame) -> None:
         self.stats.frames += 1
+        if self.calibration is not None:
+            self.calibration.on_frame(frame.image)
+            for press in self.buttons.due(frame.index):
+                self._press(press, frame.t)
+            return
         started = time.perf_counter()
         try:
             events = self.detector.feed(frame.image, frame.index)
@@ -109,8 +121,7 @@ class Appliance:
                 log.info("frame %d: card not sure (%s)", frame.index, event.reason)
                 self.table.on_unsure(frame.t)
         for press in self.buttons.due(frame.index):
-            self.stats.presses += 1
-            self.table.on_button(press, frame.t)
+            self._press(press, frame.t)
 
     def _drain_buttons(self) -> None:
         while True:
@@ -118,8 +129,32 @@ class Appliance:
                 press = self.presses.get_nowait()
             except queue.Empty:
                 return
-            self.stats.presses += 1
-            self.table.on_button(press, self.t)
+            self._press(press, self.t)
+
+    def _press(self, press: ButtonPress, t: float) -> None:
+        self.stats.presses += 1
+        if self.calibration is not None:
+            self.calibration.on_button(press)
+        else:
+            self.table.on_button(press, t)
+
+    def _calibration_step(self) -> None:
+        """Start a walk the menu asked for; end a finished one (its classifier goes to the
+        detector, and the detector takes the table as it is now for its reference)."""
+        request = self.table.request
+        if request in ("calibrate", "calibrate card"):
+            self.table.request = None
+            if self.start_calibration is None:
+                self.table.show_problem("Calibrate", "not available with this detector")
+            else:
+                self.calibration = self.start_calibration(pick=request == "calibrate card")
+                log.info("calibration walk started")
+        if self.calibration is not None and self.calibration.finished:
+            if self.calibration.result is not None:
+                self.detector.classifier = self.calibration.result
+            self.detector.reset()
+            self.table.show(self.calibration.screen(), MESSAGE_SECONDS)
+            self.calibration = None
 
     def _banner(self) -> str:
         problem = self.source.status() or self.display.problem

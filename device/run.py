@@ -106,11 +106,29 @@ def build(args: argparse.Namespace, config, detector=None):
     recording = args.display.startswith(("gif:", "png:"))
     display = DisplayWorker(open_display, render, settings.brightness, lossless=recording)
     table.on_brightness = display.set_brightness
+    start_calibration = None
     if detector is None:
         detector, problem = make_detector(match.config.game, config, getattr(args, "profile", None), state_dir)
         if problem:
             table.show_problem("Calibration", problem)
-    return Appliance(FrameSource(camera, config.camera), detector, table, display, buttons, held=[lock])
+        start_calibration = calibration_starter(detector, match.config.game, state_dir)
+    return Appliance(FrameSource(camera, config.camera), detector, table, display, buttons, held=[lock],
+                     start_calibration=start_calibration)
+
+
+def calibration_starter(detector, game: str, state_dir: Path):
+    """pick -> a calibration walk over the model itself (not a profile on top of a profile), kept
+    as the deck's stored profile."""
+    from device.calibration import CalibrationFlow, profile_path
+    from rules.cards import GAME_DECKS
+
+    deck = GAME_DECKS[game]
+
+    def start(pick: bool):
+        base = getattr(detector.classifier, "base", detector.classifier)
+        return CalibrationFlow(base, deck, profile_path(state_dir, deck), pick=pick)
+
+    return start
 
 
 def lock_state_dir(state_dir: Path):

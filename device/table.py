@@ -32,7 +32,8 @@ CONFIRM_SECONDS = 8.0          # an undo or menu left alone this long goes back 
 MESSAGE_SECONDS = 3.0
 SEEN_SECONDS = 0.6             # a flash shown this long may give way to the next event
 CARD_WORDS = {"freeze": "FREEZE", "flip-three": "FLIP 3", "second-chance": "2ND CHANCE"}
-MENU_ITEMS = ("New game", "Players", "Re-shuffle", "Brightness", "Shut down", "Back")
+MENU_ITEMS = ("New game", "Players", "Re-shuffle", "Calibrate", "Calibrate card", "Brightness", "Shut down",
+              "Back")
 
 
 @dataclass
@@ -69,7 +70,7 @@ class Table:
     settings_path: Path
     flash_seconds: float = 1.6
     on_brightness: Callable[[int], None] = lambda level: None
-    request: str | None = None       # "shutdown" once confirmed in the menu
+    request: str | None = None       # for the frame loop: "shutdown", "calibrate", "calibrate card"
     mode: str = "play"               # play | undo | menu | players | brightness | confirm_new | confirm_shutdown
     choice_index: int = 0
     menu_cursor: int = 0
@@ -100,7 +101,11 @@ class Table:
         handler(press, t)
 
     def show_problem(self, title: str, text: str) -> None:
-        self.overlays.append(Overlay(MessageScreen(title, (text,), inverted=True), 2 * MESSAGE_SECONDS))
+        self.show(MessageScreen(title, (text,), inverted=True), 2 * MESSAGE_SECONDS)
+
+    def show(self, screen, seconds: float = MESSAGE_SECONDS) -> None:
+        """Show `screen` for `seconds` once what is queued before it has been shown."""
+        self.overlays.append(Overlay(screen, seconds))
 
     # ---- buttons per mode ---------------------------------------------------------------------
     def _button_play(self, press: ButtonPress, t: float) -> None:
@@ -164,6 +169,9 @@ class Table:
             elif item == "Re-shuffle":
                 self.mode = "play"
                 self._apply(Shuffle(), t)
+            elif item in ("Calibrate", "Calibrate card"):
+                self.mode = "play"
+                self.request = item.lower()
             elif item == "Brightness":
                 self._enter("brightness", t)
                 self.menu_value = self.settings.brightness

@@ -25,6 +25,11 @@ class ScriptedDetector:
     def __init__(self, cards: dict[int, str]):
         self.cards = cards
         self.calls = 0
+        self.classifier = "base"
+        self.resets = 0
+
+    def reset(self):
+        self.resets += 1
 
     def feed(self, image, index):
         self.calls += 1
@@ -53,8 +58,8 @@ def test_buttons_play_the_game(tmp_path):
         "12 ok",                   # cat stops
         "22 back", "23 back",      # undo asked, then kept
         "24 back", "25 ok",        # undo the 9
-        "32 back hold", "33 next", "34 next", "35 next", "36 ok",  # menu > brightness
-        "37 next", "38 ok",        # brightness 3 -> 4, saved
+        "32 back hold", "33 next", "34 next", "35 next", "36 next", "37 next", "38 ok",  # menu > brightness
+        "39 next", "40 ok",        # brightness 3 -> 4, saved
     ]) + "\n"
     args = _replay_args(tmp_path, 45, buttons)
     appliance = run.build(args, DeviceConfig(), detector=ScriptedDetector(cards))
@@ -234,3 +239,25 @@ def test_corrupt_config_is_shown_and_defaults_used(tmp_path, capsys):
     assert status == 0 and json.loads(capsys.readouterr().out)["players"] == ["ann", "ben"]
     first = Image.open(sorted((tmp_path / "png").glob("*.png"))[0]).convert("L")
     assert first.histogram()[255] > 0.5 * 128 * 64          # the inverted "Config error" screen
+
+
+def test_calibration_walk_from_the_menu(tmp_path):
+    """Menu > Calibrate card: frames and buttons go to the walk, then the game goes on."""
+    from device.calibration import CalibrationFlow
+
+    walks = []
+
+    def start_calibration(pick):
+        walks.append(CalibrationFlow("base", "flip7", tmp_path / "profile.npz", pick=pick))
+        return walks[-1]
+
+    buttons = "4 back hold\n" + "".join(f"{5 + k} next\n" for k in range(4)) + "9 ok\n"   # Calibrate card
+    buttons += "11 next\n12 next\n13 back\n"     # which card? 0 -> 1 -> 2, then leave without saving
+    detector = ScriptedDetector({2: "3", 30: "5"})
+    appliance = run.build(_replay_args(tmp_path, 40, buttons), DeviceConfig(), detector=detector)
+    appliance.start_calibration = start_calibration
+    appliance.run()
+    assert len(walks) == 1 and walks[0].finished and walks[0].result is None
+    assert detector.resets == 1 and detector.classifier == "base"
+    assert detector.calls == 40 - (14 - 10)          # the walk had the frames from 10 to 13
+    assert [e.label for e in appliance.table.match.events] == ["3", "5"]
