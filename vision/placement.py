@@ -57,6 +57,7 @@ class _Known:
     quad: np.ndarray
     label: str | None
     look: np.ndarray       # small grey crop for "is it the same picture" checks
+    score: float           # how well its outline was seen (locator score): a worse view never replaces it
 
 
 @dataclass
@@ -152,7 +153,7 @@ class PlacementDetector:
         self._known = []
         for c in locate_candidates(frame, min_area_frac=self.min_card_frac, max_area_frac=self.max_card_frac):
             probs = self._probabilities(frame, [c.quad])[0]
-            self._known.append(_Known(c.quad, self.classifier.decide(probs).label, _look(frame, c.quad)))
+            self._known.append(_Known(c.quad, self.classifier.decide(probs).label, _look(frame, c.quad), c.score))
 
     def _settled(self, frame, tiny, frame_index) -> list[VisionEvent]:
         mid = self._mid(frame)
@@ -171,8 +172,8 @@ class PlacementDetector:
             changed = self._mask_share(mask, quad, frame.shape)
             match = self._best_known(quad)
             if changed < self.new_fraction:
-                if match is not None:
-                    match.quad = quad        # a known card, at most slightly moved
+                if match is not None and score >= match.score:
+                    match.quad, match.score = quad, score    # a known card, at most slightly moved
                 continue
             self._pending.append(_Pending(quad, score, changed, self._probabilities(frame, [quad])[0]))
         self._confirmed = 1
@@ -203,15 +204,18 @@ class PlacementDetector:
         for p, prediction in self._one_per_place():
             look = _look(frame, p.quad)
             moved = self._moved_from(p.quad, prediction.label, look, vacated, used)
-            if moved is None:
-                moved = self._revealed(p.quad, prediction.label, p.changed, used)
+            revealed = None if moved is not None else self._revealed(p.quad, prediction.label, p.changed, vacated, used)
             log.debug("frame %d: changed card %s (changed %.2f, edge score %.2f): %s %.2f %s, moved from %s",
                       frame_index, p.quad.mean(axis=0).round(), p.changed, p.score, prediction.label,
-                      prediction.confidence, prediction.reason or "", moved)
+                      prediction.confidence, prediction.reason or "", moved if revealed is None else revealed)
+            if revealed is not None:
+                used.add(revealed)           # still where it was: keep its outline as first seen
+                continue
             if moved is not None:
                 used.add(moved)
                 k = self._known[moved]
-                k.quad, k.look = p.quad, look
+                if vacated[moved] or p.score >= k.score:   # in place, only a better view replaces it
+                    k.quad, k.look, k.score = p.quad, look, p.score
                 k.label = prediction.label or k.label
                 continue
             if prediction.label is not None:
@@ -222,7 +226,7 @@ class PlacementDetector:
                 events.append(Unsure(frame_index, prediction.reason or NOT_SURE, p.quad))
             else:
                 continue                     # a change of card shape the model says is no card
-            self._known.append(_Known(p.quad, prediction.label, look))
+            self._known.append(_Known(p.quad, prediction.label, look, p.score))
         # Known cards whose place is empty now and that did not move elsewhere were slid away.
         log.debug("frame %d: known %s vacated %s", frame_index,
                   [(k.label, k.quad.mean(axis=0).round().tolist()) for k in self._known], vacated)
@@ -370,14 +374,20 @@ class PlacementDetector:
                 return i
         return None
 
-    def _revealed(self, quad, label, changed, used) -> int | None:
-        """Index of the known card this one is, still in its place but seen better now (the card
-        on top of it was taken away): the same label, mostly the same place, and only part of
-        it changed (a new card of the same label landing there would change nearly all of it)."""
-        if label is None or changed >= 0.6:
+    def _revealed(self, quad, label, changed, vacated, used) -> int | None:
+        """Index of the known card this one is, still in its place but seen better now: the same
+        label in mostly the same place, and either a card that lay on it has left, or only part
+        of it changed (a new card of the same label landing there would change nearly all of it)."""
+        if label is None:
             return None
         for i, k in enumerate(self._known):
-            if i not in used and k.label == label and quad_iou(quad, k.quad) >= 0.6:
+            if i in used or k.label != label or quad_iou(quad, k.quad) < 0.7:
+                continue
+            if changed < 0.7 or any(vacated[i + 1:]):
+                return i
+        return None
+        for i, k in enumerate(self._known):
+            if i not in used and k.label == label and quad_iou(quad, k.quad) >= 0.7:
                 return i
         return None
 
