@@ -41,20 +41,29 @@ class Capture:
     y: "object"            # np.ndarray int: label index, -1 for a "none" crop
 
 
-def capture_printing(deck: str, printing_seed: int, calib_per_label: int, test_per_label: int):
-    """(calibration captures per label: dict label -> list of crops, test Capture) of one printing."""
+def capture_printing(deck: str, printing_seed: int, calib_per_label: int, test_per_label: int,
+                     style: str = "foreign"):
+    """(calibration captures per label: dict label -> list of crops, test Capture) of one printing:
+    a foreign one (vision.render_foreign), or with style="heldout" one of the training renderer's
+    family in its held-out fonts (the control: a print the embedding was made for)."""
     import numpy as np
 
     from rules.cards import DECKS
     from vision.dataset import _none_quads, jitter_quad
     from vision.geometry import warp_card
+    from vision.render import CardStyle, render_card
     from vision.render_foreign import ForeignStyle, foreign_faces
     from vision.synth import make_scene
 
     labels = DECKS[deck].labels
-    style = ForeignStyle.sample(np.random.default_rng(printing_seed))
+    if style == "foreign":
+        printing = ForeignStyle.sample(np.random.default_rng(printing_seed))
+        face_source = foreign_faces
+    else:
+        printing = CardStyle.sample(np.random.default_rng(printing_seed), "heldout")
+        face_source = lambda deck, rng, style: (lambda label: render_card(deck, label, rng, style))  # noqa: E731
     calib_rng = np.random.default_rng([printing_seed, 1])
-    faces = foreign_faces(deck, calib_rng, style)
+    faces = face_source(deck, calib_rng, printing)
     calibration = {label: [] for label in labels}
     for label in labels:
         for _ in range(calib_per_label):
@@ -62,7 +71,7 @@ def capture_printing(deck: str, printing_seed: int, calib_per_label: int, test_p
                                       card_size=(110, 200))
             calibration[label].append(warp_card(frame, jitter_quad(calib_rng, cards[0].quad)))
     test_rng = np.random.default_rng([printing_seed, 2])
-    faces = foreign_faces(deck, test_rng, style)
+    faces = face_source(deck, test_rng, printing)
     queue = [labels[i] for i in test_rng.permutation(np.repeat(np.arange(len(labels)), test_per_label))]
     crops, y = [], []
     while queue:
@@ -100,7 +109,8 @@ def _predictions(classifier, probs, label_of_class):
     return np.array([label_of_class.get(p.label, -1) for p in map(classifier.decide, probs)])
 
 
-def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_label: int) -> dict:
+def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_label: int,
+                  style: str = "foreign") -> dict:
     import numpy as np
 
     from vision.adapt import CalibratedClassifier, calibrate
@@ -112,7 +122,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
     t_calib = []
     for p in range(printings):
         t0 = time.perf_counter()
-        calibration, test = capture_printing(deck, seed + p, 3, test_per_label)
+        calibration, test = capture_printing(deck, seed + p, 3, test_per_label, style)
         log.info("%s printing %d/%d: %d test crops captured in %.0f s", deck, p + 1, printings, len(test.crops),
                  time.perf_counter() - t0)
         logits, embeddings = base.logits_and_embeddings(test.crops)
@@ -135,7 +145,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
         pred = _predictions(calibrated, calibrated.scores_to_probabilities(logits[rows], embeddings[rows]),
                             label_of_class)
         conditions["unseen label"].append((pred, test.y[rows]))
-    report = {"deck": deck, "model": base.name, "printings": printings, "seed": seed,
+    report = {"deck": deck, "style": style, "model": base.name, "printings": printings, "seed": seed,
               "test_per_label": test_per_label}
     for name, parts in conditions.items():
         pred = np.concatenate([p for p, _ in parts])
@@ -153,7 +163,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
 def tune(deck: str, models_dir, seed: int, printings: int, test_per_label: int) -> dict:
     """Grid search of CalibrationParams on tuning printings; objective: fewest cards rejected
     with 1 sample while accuracy among accepted meets TARGETS (99 % with 1 sample, 99.5 % with 3)
-    and at most 1 % of none crops are accepted."""
+    and at most 0.5 % of none crops are accepted."""
     import numpy as np
 
     from vision.adapt import CalibratedClassifier, CalibrationParams, calibrate
@@ -200,7 +210,7 @@ def tune(deck: str, models_dir, seed: int, printings: int, test_per_label: int) 
                             pred = np.where(ok, label_of_class[arg], -1)
                             stats[k] = reading_stats(pred, y)
                         good = (stats[1]["accuracy_accepted"] >= TARGETS[1][0]
-                                and stats[3]["accuracy_accepted"] >= TARGETS[3][0] and max(stats[1]["none_accepted"], stats[3]["none_accepted"]) <= 0.01)
+                                and stats[3]["accuracy_accepted"] >= TARGETS[3][0] and max(stats[1]["none_accepted"], stats[3]["none_accepted"]) <= 0.005)
                         key = (good, -stats[1]["rejected"] - 0.5 * stats[3]["rejected"] if good
                                else stats[1]["accuracy_accepted"])
                         if best is None or key > best[0]:
@@ -210,7 +220,7 @@ def tune(deck: str, models_dir, seed: int, printings: int, test_per_label: int) 
 
 
 def _print_report(r: dict) -> None:
-    print(f"{r['deck']}: {r['printings']} foreign printings, {r['before']['cards']} test cards, "
+    print(f"{r['deck']}: {r['printings']} {r['style']} printings, {r['before']['cards']} test cards, "
           f"{r['before']['none_crops']} none crops (model {r['model']})")
     print(f"  {'':<12} {'acc. among accepted':>20} {'rejected':>9} {'none accepted':>14}")
     for name in ("before", "1 sample", "3 samples"):
@@ -229,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=500)
     parser.add_argument("--printings", type=int, default=4, help="foreign printings (decks) to test")
     parser.add_argument("--test-per-label", type=int, default=8)
+    parser.add_argument("--style", choices=("foreign", "heldout"), default="foreign",
+                        help="foreign printings (default), or the training renderer's held-out fonts (control)")
     parser.add_argument("--tune", action="store_true", help="grid-search the scoring parameters instead")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
@@ -242,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.tune:
             print(json.dumps(tune(args.deck, args.models_dir, args.seed, args.printings, args.test_per_label), indent=2))
             return 0
-        report = evaluate_deck(args.deck, args.models_dir, args.seed, args.printings, args.test_per_label)
+        report = evaluate_deck(args.deck, args.models_dir, args.seed, args.printings, args.test_per_label,
+                               args.style)
     except ModelError as error:
         print(f"foreign_eval: {error}", file=sys.stderr)
         return 2
