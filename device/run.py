@@ -21,6 +21,7 @@ import argparse
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +64,8 @@ def main(args: argparse.Namespace) -> int:
         return 2
     for problem in config_problems:   # the journal has the file name; the screen the problem
         appliance.table.show_problem("Config error", problem.split(": ", 1)[-1])
+    # systemctl stop (SIGTERM): leave the loop cleanly (display, camera and buttons closed).
+    signal.signal(signal.SIGTERM, lambda signum, frame: setattr(appliance, "stopping", True))
     appliance.run()
     table = appliance.table
     table.game_log.close()

@@ -107,3 +107,15 @@ def test_killed_mid_game_resumes(game_video, tmp_path):
     summary.pop("errors")
     assert summary == expected_summary(SCRIPT)
     assert "resuming the game" in err
+
+
+def test_sigterm_stops_cleanly(game_video, tmp_path):
+    process = _run(game_video.frames_dir, game_video.buttons_path, tmp_path / "state", pace="@15")
+    log = tmp_path / "state" / "game.txt"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (log.exists() and "card 5" in log.read_text()):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=20)
+    assert process.returncode == 0, err[-2000:]
+    assert json.loads(out)["state"]["rows"]["ben"] == ["5"]
