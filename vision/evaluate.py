@@ -105,7 +105,9 @@ def scene_report(classifier, deck: str, seed: int, scenes: int, split: str) -> d
     counts = Counter()
     for i in range(scenes):
         picked = [labels[k] for k in rng.integers(len(labels), size=int(rng.integers(1, 5)))]
-        frame, cards = make_scene(rng, picked, deck, split=split)
+        # No nuisance cards: every card in the photo is a true one, so a located quad that
+        # matches none and is read as a card is a real false reading.
+        frame, cards = make_scene(rng, picked, deck, split=split, extra_cards=False)
         quads = find_cards(frame)
         preds = classifier.classify_batch([warp_card(frame, q) for q in quads]) if quads else []
         used = set()

@@ -380,12 +380,14 @@ def _overlaps(q, others, margin=4.0) -> bool:
 
 def make_scene(rng: np.random.Generator, labels: Sequence[str], deck: str = "flip7", size=(640, 480),
                split: str = "train", apart: bool = True, *, faces: FaceSource | None = None,
-               card_size: tuple[float, float] = (120, 290)) -> tuple[np.ndarray, list[TrueCard]]:
+               card_size: tuple[float, float] = (120, 290), extra_cards: bool = True
+               ) -> tuple[np.ndarray, list[TrueCard]]:
     """One camera frame (BGR uint8) with `labels` lying on a random table, and their true quads.
 
     apart=True: the cards do not touch and lie wholly inside the frame (a scan photo); otherwise
     later cards may overlap earlier ones. Nuisance cards (under, beside, cut by the frame edge)
-    are not in the returned list. `faces` overrides the renderer (training passes a cache).
+    are not in the returned list (extra_cards=False leaves them out). `faces` overrides the
+    renderer (training passes a cache).
     """
     w, h = size
     face = _faces(deck, rng, split, faces)
@@ -396,7 +398,7 @@ def make_scene(rng: np.random.Generator, labels: Sequence[str], deck: str = "fli
     from rules.cards import DECKS
     all_labels = DECKS[deck].labels
     # A nuisance card under or next to where the real ones go, possibly cut by the frame edge.
-    if rng.random() < 0.5:
+    if extra_cards and rng.random() < 0.5:
         c = rng.uniform([-0.1 * w, -0.1 * h], [1.1 * w, 1.1 * h])
         q = card_quad(c, long_side * rng.uniform(0.9, 1.1), rng.uniform(0, 360), tilt, rng)
         paste_card(frame, face(all_labels[rng.integers(len(all_labels))]), q, shadow=0.4)
@@ -413,7 +415,7 @@ def make_scene(rng: np.random.Generator, labels: Sequence[str], deck: str = "fli
                 break
         else:
             raise ValueError(f"cannot fit {len(labels)} cards apart in a {w}x{h} frame")
-        if rng.random() < 0.25 and not placed:
+        if extra_cards and rng.random() < 0.25 and not placed:
             # An underlying card peeking out from below this one.
             off = rng.uniform(-0.25, 0.25, 2) * ls
             uq = card_quad(q.mean(0) + off, ls, rng.uniform(0, 360), tilt, rng)

@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--deck", default="flip7", help="deck id (a renderer must exist for it)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--samples", type=int, default=48000, help="training crops to generate")
+    parser.add_argument("--samples", type=int, default=40000, help="training crops to generate")
     parser.add_argument("--val-samples", type=int, default=3000)
     parser.add_argument("--epochs", type=int, default=14)
     parser.add_argument("--batch", type=int, default=128)
