@@ -31,7 +31,6 @@ ARCHIVE_DIR = "games"
 @dataclass
 class Loaded:
     match: Match | None                     # None: no usable log (none yet, or unusable)
-    lines: list[str] = field(default_factory=list)   # the valid event lines, as they stay in the log
     problems: list[str] = field(default_factory=list)
 
 
@@ -96,7 +95,7 @@ def load(path: Path) -> Loaded:
         write_atomically(path, "\n".join(format_header(script.config) + lines) + "\n")
         problems.append(f"game log had {len(bad)} bad line(s) ({'; '.join(bad[:3])}); original moved to "
                         f"{aside.name}, the rest kept")
-    return Loaded(match, lines, problems)
+    return Loaded(match, problems)
 
 
 def _truncate(path: Path, size: int) -> None:

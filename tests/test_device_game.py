@@ -4,7 +4,6 @@ script; and a run killed with SIGKILL mid-game that, restarted, resumes to the s
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
