@@ -11,6 +11,7 @@ runs and the camera thread is not stuck inside a read.
 
 from __future__ import annotations
 
+import collections
 import logging
 import queue
 import time
@@ -36,7 +37,8 @@ class LoopStats:
     unsure: int = 0
     presses: int = 0
     detector_errors: int = 0
-    detect_seconds: list[float] = field(default_factory=list)
+    # the last hour or so at 15 fps: a service runs for days
+    detect_seconds: collections.deque = field(default_factory=lambda: collections.deque(maxlen=50_000))
 
 
 class Appliance:
@@ -98,7 +100,10 @@ class Appliance:
     def _process(self, frame) -> None:
         self.stats.frames += 1
         if self.calibration is not None:
-            self.calibration.on_frame(frame.image)
+            try:
+                self.calibration.on_frame(frame.image)
+            except Exception:  # as for the detector: one odd frame must not end the walk
+                log.exception("calibration failed on frame %d", frame.index)
             for press in self.buttons.due(frame.index):
                 self._press(press, frame.t)
             return
