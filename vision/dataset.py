@@ -20,8 +20,8 @@ import numpy as np
 from rules.cards import DECKS
 from vision.geometry import warp_card
 from vision.render import CardStyle, render_card
-from vision.synth import (camera_effects, card_quad, draw_hand, light_field, make_scene, make_surface,
-                          paste_card)
+from vision.synth import (camera_effects, card_quad, draw_clutter, draw_hand, light_field, make_scene,
+                          make_surface, paste_card)
 
 log = logging.getLogger(__name__)
 
@@ -107,14 +107,19 @@ def _none_quads(rng, frame_shape, cards) -> list[np.ndarray]:
 
 def _pair_scene(rng, deck, split, faces, size=(640, 480)):
     """Two cards overlapping, misaligned, and the quad a locator could take for one card; or a
-    hand over the table."""
+    hand, or something else (coin, phone, note, pen, die) on the table. Some are left without
+    light and camera effects: a clean texture must not read as a card either."""
     w, h = size
     frame = make_surface(rng, size, split)
     labels = DECKS[deck].labels
     ls = rng.uniform(130, 280)
     c = rng.uniform([0.35 * w, 0.35 * h], [0.65 * w, 0.65 * h])
     a = card_quad(c, ls, rng.uniform(0, 360), 0.03, rng)
-    if rng.random() < 0.6:
+    kind = rng.random()
+    if kind < 0.3:
+        draw_clutter(frame, rng, c, ls * rng.uniform(0.4, 1.0))
+        quad = a
+    elif kind < 0.7:
         paste_card(frame, faces(labels[rng.integers(len(labels))]), a, shadow=0.4)
         shift = rng.uniform(0.2, 0.5) * ls * np.array([np.cos(t := rng.uniform(0, 2 * np.pi)), np.sin(t)])
         b = card_quad(c + shift, ls, rng.uniform(0, 360), 0.03, rng)
@@ -127,6 +132,8 @@ def _pair_scene(rng, deck, split, faces, size=(640, 480)):
         draw_hand(frame, rng, wrist, float(np.degrees(np.arctan2(*(c - wrist)[::-1]))), ls * rng.uniform(0.4, 0.6),
                   spread=rng.uniform(0, 1))
         quad = card_quad(c, ls, rng.uniform(0, 360), 0.03, rng)
+    if rng.random() < 0.25:
+        return np.clip(frame, 0, 255).astype(np.uint8), quad.astype(np.float32)
     frame *= light_field(rng, h, w)[..., None]
     return camera_effects(rng, frame), quad.astype(np.float32)
 

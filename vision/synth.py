@@ -166,8 +166,31 @@ def _terrazzo(rng, h, w):
     return img
 
 
+def _print(rng, h, w):
+    """A printed cloth: large soft-edged translucent blobs in a few colours."""
+    img = np.empty((h, w, 3), np.float32)
+    img[:] = _tone(rng, rng.random() < 0.5)
+    for _ in range(int(rng.integers(8, 30))):
+        layer = img.copy()
+        c = (int(rng.integers(w)), int(rng.integers(h)))
+        cv2.ellipse(layer, c, (int(rng.integers(8, 45)), int(rng.integers(5, 30))), float(rng.uniform(0, 180)), 0, 360,
+                    tuple(float(v) for v in _tone(rng, rng.random() < 0.5)), -1, cv2.LINE_AA)
+        a = rng.uniform(0.4, 1.0)
+        img = img * (1 - a) + layer * a
+    return img
+
+
+def _weave(rng, h, w):
+    """A woven or knitted cloth: a 2-D sinusoidal pattern."""
+    a, b = _tone(rng, rng.random() < 0.5), _tone(rng, rng.random() < 0.5)
+    yy, xx = _grid(h, w)
+    f1, f2 = rng.uniform(0.2, 1.2, 2)
+    m = 0.5 + 0.25 * (np.sin(xx * f1) + np.sin(yy * f2 + np.sin(xx * 0.05) * 3))
+    return a * m[..., None] + b * (1 - m[..., None])
+
+
 # Disjoint on purpose: held-out scenes show table kinds the model never trained on.
-SURFACES = {"train": (_wood, _felt, _plain, _stripes, _blotches),
+SURFACES = {"train": (_wood, _felt, _plain, _stripes, _blotches, _print, _weave),
             "heldout": (_gingham, _marble, _dots, _terrazzo)}
 
 
@@ -286,6 +309,48 @@ def draw_hand(frame: np.ndarray, rng_or_tone, wrist, direction_deg: float, scale
     region[:] = region * (1 - m) + (tone * shade) * m
 
 
+def draw_clutter(frame: np.ndarray, rng: np.random.Generator, center, size: float) -> None:
+    """Something else lying on the table, about `size` px across: a coin, a phone, a paper note
+    with lines of writing, a pen, a die."""
+    cx, cy = (float(v) for v in center)
+    kind = rng.integers(5)
+    tone = tuple(float(v) for v in _tone(rng, rng.random() < 0.5))
+    if kind == 0:  # coin(s)
+        for _ in range(int(rng.integers(1, 4))):
+            r = size * rng.uniform(0.1, 0.2)
+            p = (int(cx + rng.uniform(-1, 1) * size * 0.3), int(cy + rng.uniform(-1, 1) * size * 0.3))
+            metal = tuple(float(v) for v in rng.choice([[60, 150, 190], [170, 170, 170], [50, 110, 160]]))
+            cv2.circle(frame, p, int(r), metal, -1, cv2.LINE_AA)
+            cv2.circle(frame, p, int(r * 0.8), tuple(v * 0.8 for v in metal), 1, cv2.LINE_AA)
+        return
+    angle = rng.uniform(0, 360)
+    if kind == 1:  # phone
+        w_, h_, color = size * 0.5, size, (20.0, 20.0, 25.0)
+    elif kind == 2:  # paper note with writing
+        w_, h_, color = size * rng.uniform(0.5, 0.9), size * rng.uniform(0.6, 1.1), (235.0, 240.0, 240.0)
+    elif kind == 3:  # pen
+        w_, h_, color = size * 0.06, size * 1.1, tone
+    else:  # die
+        w_ = h_ = size * 0.2
+        color = (240.0, 240.0, 240.0) if rng.random() < 0.5 else tone
+    box = cv2.boxPoints(((cx, cy), (w_, h_), angle)).astype(np.float32)
+    cv2.fillPoly(frame, [np.round(box * 4).astype(np.int32)], color, cv2.LINE_AA, shift=2)
+    if kind == 1:  # screen
+        inner = cv2.boxPoints(((cx, cy), (w_ * 0.88, h_ * 0.8), angle)).astype(np.int32)
+        cv2.fillPoly(frame, [inner], tuple(float(v) for v in _tone(rng, True)), cv2.LINE_AA)
+    elif kind == 2:  # lines of handwriting
+        a = np.radians(angle)
+        ux, uy = np.array([np.cos(a), np.sin(a)]), np.array([-np.sin(a), np.cos(a)])
+        for k in np.arange(-0.4, 0.41, rng.uniform(0.08, 0.15)):
+            p0 = np.array([cx, cy]) + uy * k * h_ - ux * w_ * 0.4
+            p1 = p0 + ux * w_ * rng.uniform(0.3, 0.8)
+            cv2.line(frame, tuple(int(v) for v in p0), tuple(int(v) for v in p1), (90.0, 60.0, 40.0), 1, cv2.LINE_AA)
+    elif kind == 4:  # pips
+        for _ in range(int(rng.integers(1, 7))):
+            p = (int(cx + rng.uniform(-0.3, 0.3) * w_), int(cy + rng.uniform(-0.3, 0.3) * w_))
+            cv2.circle(frame, p, max(1, int(w_ * 0.08)), (20.0, 20.0, 20.0), -1, cv2.LINE_AA)
+
+
 def light_field(rng, h, w) -> np.ndarray:
     """Multiplicative illumination: a gradient, a vignette and a soft shadow or two."""
     yy, xx = np.mgrid[0:h:8, 0:w:8].astype(np.float32)
@@ -398,6 +463,9 @@ def make_scene(rng: np.random.Generator, labels: Sequence[str], deck: str = "fli
     from rules.cards import DECKS
     all_labels = DECKS[deck].labels
     # A nuisance card under or next to where the real ones go, possibly cut by the frame edge.
+    if extra_cards and rng.random() < 0.3:
+        for _ in range(int(rng.integers(1, 3))):
+            draw_clutter(frame, rng, rng.uniform([0, 0], [w, h]), long_side * rng.uniform(0.5, 1.0))
     if extra_cards and rng.random() < 0.5:
         c = rng.uniform([-0.1 * w, -0.1 * h], [1.1 * w, 1.1 * h])
         q = card_quad(c, long_side * rng.uniform(0.9, 1.1), rng.uniform(0, 360), tilt, rng)
@@ -431,11 +499,11 @@ def make_scene(rng: np.random.Generator, labels: Sequence[str], deck: str = "fli
         edge_mid = (q[k] + q[(k + 1) % 4]) / 2
         outward = edge_mid - q.mean(0)
         outward /= np.linalg.norm(outward) + 1e-6
-        span = np.linalg.norm(q[k] - q[(k + 1) % 4])
-        reach = rng.uniform(0.05, 0.22) * span
+        depth = np.linalg.norm(q[(k + 1) % 4] - q[(k + 2) % 4])  # card size across that edge
+        reach = rng.uniform(0.05, 0.2) * depth
         tip_anchor = edge_mid - outward * reach + (q[(k + 1) % 4] - q[k]) * rng.uniform(-0.3, 0.3)
-        pscale = span * rng.uniform(0.35, 0.6)
-        wrist = tip_anchor + outward * pscale * 1.55
+        pscale = min(depth, np.linalg.norm(q[k] - q[(k + 1) % 4])) * rng.uniform(0.35, 0.6)
+        wrist = tip_anchor + outward * pscale * 1.95  # the longest finger ends ~1.95 palms out
         draw_hand(frame, rng, wrist, float(np.degrees(np.arctan2(-outward[1], -outward[0]))), pscale,
                   spread=rng.uniform(0, 1))
     frame *= light_field(rng, h, w)[..., None]

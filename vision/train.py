@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
-RECIPE_VERSION = 2  # bump when the sample generator changes, so stale caches are not reused
+RECIPE_VERSION = 3  # bump when the sample generator changes, so stale caches are not reused
 
 
 def build_model(num_classes: int):
