@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from vision.geometry import CARD_ASPECT, order_corners, quad_area, quad_aspect, quad_iou
+from vision.geometry import CARD_ASPECT, order_corners, quad_area, quad_iou
 
 # Frames are located at this long-side size at most (quads are scaled back to the input).
 WORK_LONG_SIDE = 640
@@ -63,6 +63,7 @@ def find_cards(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01, max_area_f
 def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
                       max_area_frac: float = 0.6, min_support: float = 0.5, min_score: float = 0.6,
                       extra_mask: np.ndarray | None = None) -> list[Candidate]:
+    """find_cards with each quad's score."""
     if frame_bgr is None or frame_bgr.ndim != 3 or frame_bgr.shape[2] != 3:
         raise ValueError("find_cards needs a BGR colour image")
     h0, w0 = frame_bgr.shape[:2]
@@ -111,8 +112,10 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
         quad = _refine(edges, c.quad, outward=max(5, round(0.08 * short)))
         if _card_shaped(quad):
             support = _edge_support(support_map, quad)
+            if support < min_support:
+                continue
             score = support * _border_contrast(ycc, quad)
-            if support >= min_support and score >= min_score:
+            if score >= min_score:
                 if mask is not None:    # rank by how much of the quad is the new thing
                     score *= _share(mask, quad)
                 found.append(Candidate(quad, score))
@@ -199,6 +202,9 @@ def _contours(binary: np.ndarray, mode: int, min_area: float) -> list[np.ndarray
     for c in contours:
         if len(c) < 4:
             continue
+        _, _, bw, bh = cv2.boundingRect(c)
+        if bw * bh < min_area:              # cheapest test first: most contours are small texture
+            continue
         (_, _), (rw, rh), _ = cv2.minAreaRect(c)
         if rw * rh < min_area or max(rw, rh) > 2.2 * min(rw, rh):
             continue
@@ -222,26 +228,34 @@ def _quads_from_contour(contour: np.ndarray) -> list[np.ndarray]:
 
 
 def _card_shaped(quad: np.ndarray) -> bool:
-    if not cv2.isContourConvex(quad.reshape(-1, 1, 2)):
+    """Convex, a card's aspect ratio (give or take perspective), corners near right angles.
+    Quads here are in cyclic order (from a convex hull, a rectangle fit or a refinement)."""
+    q = quad.astype(np.float32)
+    v_next = q[[1, 2, 3, 0]] - q            # side i runs from corner i to corner i+1
+    v_prev = q[[3, 0, 1, 2]] - q
+    cross = v_prev[:, 0] * v_next[:, 1] - v_prev[:, 1] * v_next[:, 0]
+    if not (np.all(cross > 0) or np.all(cross < 0)):
         return False
-    aspect = quad_aspect(quad)
+    sides = np.sqrt((v_next * v_next).sum(axis=1))
+    if sides.min() < 1.0:
+        return False
+    a, b = sides[0] + sides[2], sides[1] + sides[3]
+    aspect = max(a, b) / min(a, b)
     if not (CARD_ASPECT / 1.25 <= aspect <= CARD_ASPECT * 1.25):
         return False
-    q = order_corners(quad)
-    for i in range(4):
-        a, b, c = q[i - 1], q[i], q[(i + 1) % 4]
-        v1, v2 = a - b, c - b
-        cos = float(np.dot(v1, v2) / (np.linalg.norm(v1) * np.linalg.norm(v2) + 1e-6))
-        if abs(cos) > 0.35:   # corner angle outside about 70..110 degrees
-            return False
-    return True
+    cos = (v_prev * v_next).sum(axis=1) / (sides[[3, 0, 1, 2]] * sides)
+    return bool(np.all(np.abs(cos) <= 0.35))   # corner angles within about 70..110 degrees
 
 
-def _side_samples(quad: np.ndarray, per_side: int = 24, skip: float = 0.12):
-    """Points along each side, leaving out the rounded corner ends."""
-    q = order_corners(quad)
-    t = np.linspace(skip, 1.0 - skip, per_side, dtype=np.float32)[:, None]
-    return [q[i] + (q[(i + 1) % 4] - q[i]) * t for i in range(4)]
+_STEPS = {n: np.linspace(0.12, 0.88, n, dtype=np.float32)[:, None] for n in (24, 32)}
+
+
+def _side_samples(quad: np.ndarray, per_side: int = 24):
+    """Points along each side, leaving out the rounded corner ends (quad in cyclic order)."""
+    q = np.asarray(quad, np.float32).reshape(4, 2)
+    t = _STEPS[per_side]
+    d = q[[1, 2, 3, 0]] - q
+    return [q[i] + d[i] * t for i in range(4)]
 
 
 def _edge_support(support_map: np.ndarray, quad: np.ndarray) -> float:
@@ -278,7 +292,7 @@ def _border_contrast(ycc: np.ndarray, quad: np.ndarray, step: float = 3.0) -> fl
     along it; a quad snapped onto table texture (a checkerboard's lines) has the same colour on
     both sides at many points and alternating colours inside."""
     h, w = ycc.shape[:2]
-    q = order_corners(quad)
+    q = np.asarray(quad, np.float32).reshape(4, 2)
     centre = q.mean(axis=0)
     inside, outside = [], []
     for i, pts in enumerate(_side_samples(q)):
@@ -356,46 +370,42 @@ def _turn_between(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _refine(edges: np.ndarray, quad: np.ndarray, outward: int = 5, inward: int = 5) -> np.ndarray:
-    """Snap each side to the card's outermost edge nearby and intersect neighbouring sides.
+    """Snap each side to the card's border nearby and intersect neighbouring sides.
 
     Along each side, edges are probed along the normal; the offset at which most probes find an
-    edge is the border (texture beside a card agrees at no single offset; a drop shadow's soft
-    edge is weaker); a robust line through the edge points near that offset is the side, and
-    neighbouring sides meet at the corners."""
-    q = order_corners(quad)
+    edge is the border (the outermost of near-equals, as a card's printed frame runs just inside
+    it; texture beside a card agrees at no single offset; a drop shadow's soft edge is weaker);
+    a robust line through the edge points near that offset is the side, and neighbouring sides
+    meet at the corners. All four sides are probed at once."""
+    q = np.asarray(quad, np.float32).reshape(4, 2)
     h, w = edges.shape
-    centre = q.mean(axis=0)
+    d = q[[1, 2, 3, 0]] - q
+    u = d / np.maximum(np.sqrt((d * d).sum(axis=1, keepdims=True)), 1e-6)
+    n = np.stack([-u[:, 1], u[:, 0]], axis=1)
+    outside = ((q + d / 2 - q.mean(axis=0)) * n).sum(axis=1) < 0
+    n[outside] *= -1                                            # normals point out of the card
     offsets = np.arange(outward, -inward - 1, -1, dtype=np.float32)
+    pts = q[:, None, :] + d[:, None, :] * _STEPS[32][None]       # (4, S, 2)
+    probe = pts[:, :, None, :] + offsets[None, None, :, None] * n[:, None, None, :]   # (4, S, K, 2)
+    xi = np.clip(probe[..., 0].round().astype(np.int32), 0, w - 1)
+    yi = np.clip(probe[..., 1].round().astype(np.int32), 0, h - 1)
+    hit = edges[yi, xi] > 0
+    near = hit.copy()
+    near[:, :, 1:] |= hit[:, :, :-1]
+    near[:, :, :-1] |= hit[:, :, 1:]
+    profile = near.mean(axis=1)                                  # (4, K)
+    best = profile.max(axis=1)
+    k = np.argmax(profile >= 0.9 * best[:, None], axis=1)
+    window = np.abs(np.arange(len(offsets))[None, :] - k[:, None]) <= 2
+    hit &= window[:, None, :]
+    found = hit.any(axis=2)
+    first = hit.argmax(axis=2)
     lines = []
-    for i, pts in enumerate(_side_samples(q, per_side=40)):
-        a, b = q[i], q[(i + 1) % 4]
-        u = (b - a) / max(float(np.linalg.norm(b - a)), 1e-6)
-        n = np.array([-u[1], u[0]], np.float32)
-        if np.dot(n, (a + b) / 2 - centre) < 0:
-            n = -n                                  # make n point out of the card
-        probe = pts[:, None, :] + offsets[None, :, None] * n      # (samples, offsets, 2)
-        xi = np.clip(probe[..., 0].round().astype(np.int32), 0, w - 1)
-        yi = np.clip(probe[..., 1].round().astype(np.int32), 0, h - 1)
-        hit = edges[yi, xi] > 0
-        # The border is the offset most samples agree on (the outermost of near-equals: a card's
-        # frame runs just inside it); texture beside the card hits few samples at any one offset.
-        near = hit.copy()
-        near[:, 1:] |= hit[:, :-1]
-        near[:, :-1] |= hit[:, 1:]
-        profile = near.mean(axis=0)
-        if profile.max() < 0.3:
-            lines.append((a, u))                    # too little evidence: keep the side as it is
+    for i in range(4):
+        if best[i] < 0.3 or found[i].sum() < 8:
+            lines.append((q[i], u[i]))               # too little evidence: keep the side as it is
             continue
-        k = int(np.argmax(profile >= 0.9 * profile.max()))
-        window = np.zeros(len(offsets), bool)
-        window[max(0, k - 2):k + 3] = True
-        hit &= window[None, :]
-        found = hit.any(axis=1)
-        if found.sum() < 8:
-            lines.append((a, u))
-            continue
-        first = hit.argmax(axis=1)
-        on_edge = probe[np.arange(len(pts)), first][found]
+        on_edge = probe[i, np.arange(probe.shape[1]), first[i]][found[i]]
         vx, vy, x0, y0 = cv2.fitLine(on_edge, cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
         lines.append((np.array([x0, y0], np.float32), np.array([vx, vy], np.float32)))
     out = np.empty((4, 2), np.float32)
