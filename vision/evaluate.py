@@ -5,9 +5,9 @@ measure placement events on a held-out deal video (`make evaluate`).
 
 Held-out means: other seeds AND renderer/surface settings never used in training (the
 "heldout" split: other fonts, other table textures). Steps:
-1. tuning split (seed --seed): pick the reject thresholds (min_confidence, min_margin) that
-   reject the fewest cards while keeping accuracy among accepted cards >= --target and letting
-   almost no "none" crop through as a card;
+1. tuning split (seed --seed): pick the reject thresholds (min_confidence, min_margin) that,
+   rejecting at most --reject-budget of the cards, let the fewest misread cards and "none"
+   crops through;
 2. test split (seed --seed + 1): report accuracy among accepted cards, reject rate, "none"
    crops rejected, the most confused pairs, through vision.classifier.CardClassifier with the
    tuned thresholds (the runtime's own reject rule);
@@ -35,28 +35,35 @@ log = logging.getLogger(__name__)
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 
 
-def reject_grid(probs: np.ndarray, y: np.ndarray, none_index: int, target: float, max_none_accepted: float):
-    """Search (min_confidence, min_margin) on a tuning set; rule as CardClassifier.decide."""
+def reject_grid(probs: np.ndarray, y: np.ndarray, none_index: int, reject_budget: float):
+    """Search (min_confidence, min_margin) on a tuning set, rule as CardClassifier.decide: of the
+    pairs that reject at most `reject_budget` of the cards, the one letting the fewest wrong
+    things through (cards misread + "none" crops taken for a card); ties go to the stricter pair.
+    Spending the reject budget on safety matters because what the tuning set does not hold (a
+    table, an object, a print never seen) shows up as a low-confidence win."""
     top2 = np.sort(probs, axis=1)[:, -2:]
     conf, margin = top2[:, 1], top2[:, 1] - top2[:, 0]
     pred = probs.argmax(1)
     is_card = y != none_index
+    n_cards = max(1, int(is_card.sum()))
     best = None
     for mc in np.round(np.arange(0.30, 0.995, 0.01), 3):
         for mm in np.round(np.arange(0.0, 0.96, 0.02), 3):
             accepted = (pred != none_index) & (conf >= mc) & (margin >= mm)
             acc_cards = accepted & is_card
-            n_acc = int(acc_cards.sum())
-            accuracy = float((pred[acc_cards] == y[acc_cards]).mean()) if n_acc else 0.0
-            reject_rate = 1 - n_acc / max(1, int(is_card.sum()))
-            none_accepted = float(accepted[~is_card].mean()) if (~is_card).any() else 0.0
-            ok = accuracy >= target and none_accepted <= max_none_accepted
-            key = (ok, -reject_rate if ok else accuracy, -mc - mm)
-            if best is None or key > best[0]:
-                best = (key, float(mc), float(mm), accuracy, reject_rate, none_accepted)
-    _, mc, mm, accuracy, reject_rate, none_accepted = best
-    return {"min_confidence": mc, "min_margin": mm}, {"accuracy_accepted": accuracy, "reject_rate": reject_rate,
-                                                      "none_accepted": none_accepted, "target_met": best[0][0]}
+            reject_rate = 1 - int(acc_cards.sum()) / n_cards
+            if reject_rate > reject_budget:
+                continue
+            wrong = int((pred[acc_cards] != y[acc_cards]).sum()) + int(accepted[~is_card].sum())
+            key = (wrong, -(mc + mm))
+            if best is None or key < best[0]:
+                n_acc = max(1, int(acc_cards.sum()))
+                best = (key, float(mc), float(mm), {
+                    "accuracy_accepted": 1 - int((pred[acc_cards] != y[acc_cards]).sum()) / n_acc,
+                    "reject_rate": reject_rate,
+                    "none_accepted": float(accepted[~is_card].mean()) if (~is_card).any() else 0.0})
+    _, mc, mm, figures = best
+    return {"min_confidence": mc, "min_margin": mm}, figures
 
 
 def crop_report(classifier, samples, names: list[str]) -> dict:
@@ -204,10 +211,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenes", type=int, default=300,
                         help="still photos read end to end: locate + warp + classify (0: skip)")
     parser.add_argument("--placements", type=int, default=200, help="placements in the deal video (0: skip)")
-    parser.add_argument("--target", type=float, default=0.998,
-                        help="accuracy among accepted cards the thresholds must reach on the tuning split")
-    parser.add_argument("--max-none-accepted", type=float, default=0.01,
-                        help="share of 'none' crops that may be accepted as a card on the tuning split")
+    parser.add_argument("--reject-budget", type=float, default=0.015,
+                        help="share of cards the thresholds may reject on the tuning split; within it they "
+                             "let the fewest misreadings and non-cards through (default 0.015, half the "
+                             "3%% target)")
     parser.add_argument("--split", choices=("heldout", "train"), default="heldout",
                         help="renderer/surface settings (default: the held-out ones)")
     parser.add_argument("--dry-run", action="store_true", help="print only; leave models/<deck>.json alone")
@@ -232,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     log.info("generating %d tuning crops (%s split, seed %d)", args.tune_samples, args.split, args.seed)
     tune = make_samples(args.deck, args.tune_samples, args.seed, args.split)
     probs = np.concatenate([classifier.probabilities(list(tune.x[i:i + 256])) for i in range(0, len(tune.y), 256)])
-    thresholds, tuned = reject_grid(probs, tune.y, len(names) - 1, args.target, args.max_none_accepted)
+    thresholds, tuned = reject_grid(probs, tune.y, len(names) - 1, args.reject_budget)
     log.info("tuned thresholds %s on the tuning split: %s", thresholds, tuned)
     sidecar["reject"] = thresholds
     # Evaluate through the runtime classifier with the tuned thresholds.
