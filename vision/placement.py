@@ -1,23 +1,26 @@
 """Placement events from a stream of camera frames: one event per card laid in the deal zone.
 
 A state machine, per frame:
-- idle: the frame, shrunk to about 80x60 grey, is compared with the last stable frame; if
-  (almost) nothing changed, nothing else is done (a fraction of a millisecond);
-- disturbed: something changed; wait until consecutive frames stop changing (the card lies
-  still and the hand has gone: a hand never holds perfectly still for long, and while the
-  change still touches the picture's border something is reaching in);
-- confirming: the settled frame is compared with the last stable one; where it changed, cards
-  are located (only there) and each changed card is classified on a few still frames, the
-  probabilities averaged;
+- idle: the frame, shrunk to 160x120 grey, is compared with the last stable frame; if (almost)
+  nothing changed, nothing else is done (well under a millisecond);
+- disturbed: something changed; wait until the picture is still: no change from the previous
+  frame nor from the first frame of the still run, for a few frames (a hand slowing down
+  moves little per frame but a lot over several);
+- settled: the frame is compared with the last stable one (colour, 160x120); cards are
+  located only around where it changed, with the change itself as a hint. If part of the
+  change is neither a card found now nor the place of a known card, something else (a hand)
+  is still there: wait for it to go (for at most max_hand_wait frames). Each changed card is
+  classified, upright and turned half round, averaged (over confirm_frames still frames).
 - then each changed card is judged against the cards known to lie on the table:
-  * it is a known card that moved (nudged) when the place that card held is now empty (or
-    still covered by it) nearby and the card looks the same (same label, or same picture):
+  * a known card that moved (nudged) or is seen again in its place (the card on it left):
+    its place is empty now or hidden by it, nearby, and it looks the same (label or picture):
     no event;
-  * otherwise it is a new card: `Placement`, or `Unsure` when the classifier rejects it. A card
-    on top of the previous one leaves the old one visible beneath (not vacated), so it counts,
-    even when it shows the same label;
-  * a known card whose place is now empty and that was not found elsewhere was slid away:
-    no event.
+  * otherwise a new card: `Placement`, or `Unsure` when the classifier will not name it. A
+    card laid on top of another leaves the other visible beneath (its place is not vacated),
+    so it counts, even with the same label;
+  * a known card whose visible part now shows something else and that was not found
+    elsewhere was slid away: no event.
+Where overlapping quads compete (a card and half its picture), the best reading wins.
 Nothing here knows any game: labels are opaque strings.
 """
 
@@ -220,8 +223,7 @@ class PlacementDetector:
                 continue
             if prediction.label is not None:
                 events.append(Placement(prediction.label, prediction.confidence, p.quad, frame_index))
-            elif prediction.reason == NOT_SURE or (p.score >= 0.7 and p.changed >= 0.6
-                                                   and not self._where_a_card_was(p.quad)):
+            elif prediction.reason == NOT_SURE or (p.changed >= 0.5 and not self._where_a_card_was(p.quad)):
                 # A new card-shaped thing the model will not name: ask to see the card again.
                 events.append(Unsure(frame_index, prediction.reason or NOT_SURE, p.quad))
             else:
