@@ -44,7 +44,7 @@ class LoopStats:
 class Appliance:
     def __init__(self, source: FrameSource, detector, table: Table, display: DisplayWorker,
                  buttons: Buttons, notifier: Notifier | None = None, held: list | None = None,
-                 start_calibration=None):
+                 start_calibration=None, vision_for=None, read_hand=None):
         self.source = source
         self.detector = detector
         self.table = table
@@ -54,6 +54,10 @@ class Appliance:
         self.held = held or []          # closed when the loop ends (the state directory's lock)
         self.start_calibration = start_calibration   # pick: bool -> CalibrationFlow; None: not available
         self.calibration = None
+        # game -> (detector, start_calibration, problem or None): the vision of another deck; None: keep
+        self.vision_for = vision_for
+        # (image, classifier) -> (labels, unreadable count): a hand laid out under the camera
+        self.read_hand = read_hand or _read_hand
         self.presses: queue.Queue[ButtonPress] = queue.Queue()
         self.stats = LoopStats()
         self.stopping = False
@@ -107,6 +111,8 @@ class Appliance:
             for press in self.buttons.due(frame.index):
                 self._press(press, frame.t)
             return
+        if self.table.request == "scan hand":
+            self._scan_hand(frame)
         started = time.perf_counter()
         try:
             events = self.detector.feed(frame.image, frame.index)
@@ -143,10 +149,37 @@ class Appliance:
         else:
             self.table.on_button(press, t)
 
+    def _scan_hand(self, frame) -> None:
+        self.table.request = None
+        try:
+            labels, unsure = self.read_hand(frame.image, self.detector.classifier)
+        except Exception:  # as for the detector: a bad frame is a prompt to try again, not the end
+            log.exception("reading the hand failed on frame %d", frame.index)
+            labels, unsure = [], 1
+        log.info("frame %d: hand read %s (%d not sure)", frame.index, " ".join(labels) or "empty", unsure)
+        self.table.on_hand_read(labels, unsure, frame.t)
+        self.detector.reset()        # the laid hand is not a play; the pile is watched afresh
+
+    def _switch_game(self) -> None:
+        """A new game of another deck (menu: Game): its classifier and calibration."""
+        self.table.request = None
+        if self.vision_for is None:
+            return
+        game = self.table.match.config.game
+        try:
+            self.detector, self.start_calibration, problem = self.vision_for(game)
+        except Exception as error:  # a missing model: the game is still kept, cards just are not read
+            log.exception("no vision for %s", game)
+            problem = str(error)
+        if problem:
+            self.table.show_problem("Vision", problem)
+
     def _calibration_step(self) -> None:
         """Start a walk the menu asked for; end a finished one (its classifier goes to the
         detector, and the detector takes the table as it is now for its reference)."""
         request = self.table.request
+        if request == "game":
+            self._switch_game()
         if request in ("calibrate", "calibrate card"):
             self.table.request = None
             if self.start_calibration is None:
@@ -164,3 +197,9 @@ class Appliance:
     def _banner(self) -> str:
         problem = self.source.status() or self.display.problem
         return problem or ""
+
+
+def _read_hand(image, classifier):
+    from device.handscan import read_hand
+
+    return read_hand(image, classifier)

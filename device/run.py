@@ -116,7 +116,17 @@ def build(args: argparse.Namespace, config, detector=None):
             table.show_problem("Calibration", problem)
         start_calibration = calibration_starter(detector, match.config.game, state_dir)
     return Appliance(FrameSource(camera, config.camera), detector, table, display, buttons, held=[lock],
-                     start_calibration=start_calibration)
+                     start_calibration=start_calibration,
+                     vision_for=vision_for(config, state_dir) if start_calibration else None)
+
+
+def vision_for(config, state_dir: Path):
+    """game -> (detector, calibration starter, problem or None), for a game chosen in the menu."""
+    def load(game: str):
+        detector, problem = make_detector(game, config, None, state_dir)
+        return detector, calibration_starter(detector, game, state_dir), problem
+
+    return load
 
 
 def calibration_starter(detector, game: str, state_dir: Path):

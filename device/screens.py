@@ -32,6 +32,19 @@ class TurnScreen:
 
 
 @dataclass(frozen=True)
+class UnoScreen:
+    player: str                 # on turn, or who must act
+    side: str                   # light | dark
+    direction: str              # clockwise | counterclockwise
+    top: str                    # the label on the discard pile ("" before the start card)
+    color: str                  # the colour to follow ("" when open)
+    doing: str                  # what the player must do, in a few words
+    held: int                   # cards the player holds
+    warning: str = ""           # UNO warnings, inverted along the bottom
+    round: int = 1
+
+
+@dataclass(frozen=True)
 class FlashScreen:
     title: str                  # BUST! / FLIP 7! / FREEZE / 2ND CHANCE
     player: str
@@ -100,7 +113,7 @@ def render(shown: Shown):
     _RENDERERS[type(screen)](draw, screen)
     if shown.banner:
         # Over the card row on the turn screen (whose turn and the odds stay visible), else at the foot.
-        top = 22 if isinstance(screen, TurnScreen) else HEIGHT - 12
+        top = 22 if isinstance(screen, (TurnScreen, UnoScreen)) else HEIGHT - 12
         draw.rectangle((0, top, WIDTH - 1, top + 11), fill=1)
         _text_fit(draw, (WIDTH // 2, top + 6), shown.banner, 11, WIDTH - 4, fill=0, anchor="mm")
     return image
@@ -131,7 +144,9 @@ def _wrap(draw, text: str, size: int, max_width: int) -> list[str]:
     return lines
 
 
-CARD_SHORT = {"second-chance": "SC", "freeze": "FRZ", "flip-three": "F3"}
+CARD_SHORT = {"second-chance": "SC", "freeze": "FRZ", "flip-three": "F3", "zero": "Z0", "unlucky-7": "U7",
+              "lucky-13": "L13"}
+DIRECTION_ARROWS = {"clockwise": "↻", "counterclockwise": "↺"}
 
 
 def _row_text(row: tuple[str, ...]) -> str:
@@ -165,6 +180,38 @@ def _turn(draw, s: TurnScreen) -> None:
             draw.rectangle((WIDTH - w - 2, 40, WIDTH - 1, HEIGHT - 1), fill=1)
         draw.text((WIDTH - w, 41), "bust", font=font(9), fill=0 if high else 1, anchor="lt")
         draw.text((WIDTH - 3, HEIGHT - 1), odds, font=font(18), fill=0 if high else 1, anchor="rs")
+
+
+def _uno_card(top: str, color: str) -> str:
+    """`red-7` -> `RED 7`; a wild with its colour named -> `WILD → BLUE`."""
+    text = top.replace("-", " ").upper()
+    if color and not top.startswith(color):
+        text = f"{text} → {color.upper()}"
+    return text
+
+
+def _uno(draw, s: UnoScreen) -> None:
+    # Top: whose turn, big; the direction of play and the side in play on the right.
+    arrow = DIRECTION_ARROWS.get(s.direction, "")
+    side = s.side.upper()
+    side_w = int(draw.textlength(side, font=font(9))) + 4
+    _text_fit(draw, (0, 0), s.player.upper(), 20, WIDTH - max(side_w, 18) - 4, anchor="lt")
+    draw.text((WIDTH - 1, -1), arrow, font=font(14), fill=1, anchor="rt")
+    if s.side == "dark":        # the dark side shows inverted, like the cards' black border
+        draw.rectangle((WIDTH - side_w - 1, 13, WIDTH - 1, 22), fill=1)
+    draw.text((WIDTH - 3, 14), side, font=font(9), fill=0 if s.side == "dark" else 1, anchor="rt")
+    # Middle: the card to follow.
+    _text_fit(draw, (0, 24), _uno_card(s.top, s.color) if s.top else "no card yet", 13, WIDTH, anchor="lt")
+    draw.line((0, 39, WIDTH - 1, 39), fill=1)
+    # Bottom: cards held (big) on the left, what to do on the right.
+    draw.text((0, 42), "holds", font=font(9), fill=1, anchor="lt")
+    draw.text((0, HEIGHT), str(s.held), font=font(18), fill=1, anchor="ls")
+    lines = _wrap(draw, s.doing, 10, WIDTH - 34)
+    for i, line in enumerate(lines[: 1 if s.warning else 2]):
+        _text_fit(draw, (WIDTH - 1, 42 + 11 * i), line, 10, WIDTH - 34, anchor="rt")
+    if s.warning:
+        draw.rectangle((32, 53, WIDTH - 1, HEIGHT - 1), fill=1)
+        _text_fit(draw, (WIDTH - 2, 58), s.warning, 10, WIDTH - 36, fill=0, anchor="rm")
 
 
 def _flash(draw, s: FlashScreen) -> None:
@@ -227,6 +274,7 @@ def _menu(draw, s: MenuScreen) -> None:
 
 _RENDERERS = {
     TurnScreen: _turn,
+    UnoScreen: _uno,
     FlashScreen: _flash,
     ChoiceScreen: _choice,
     MessageScreen: _message,

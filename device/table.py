@@ -1,8 +1,10 @@
 """The appliance's behaviour at the table, without any hardware: cards seen and buttons pressed go
 in, the game is kept (rules core + log), and `screen(t)` says what the display shows at time t.
 
-Buttons (spec/device.md): `ok` = the player on turn stops, or confirms; `next` cycles a choice (or
-shows the scores); `back` = undo the last event after a confirm; `back` held = the menu. Every
+Buttons (spec/device.md): `ok` = the player on turn stops (UNO Flip: draws), or confirms; `next`
+cycles a choice (or shows the scores; UNO Flip: offers pass, challenge, UNO calls); `back` steps
+back one level of a choice, else undoes the last event after a confirm; `back` held = the menu.
+What differs per game (cards to events, choices, turn screen, flashes) is in device/games.py. Every
 accepted event is in the log (fsync'ed) before any screen shows its effect. Times are the frame
 loop's clock (a replay's recording time), so a replayed game shows the same screens at any speed.
 """
@@ -16,11 +18,12 @@ from pathlib import Path
 from typing import Callable
 
 from device.buttons import ButtonPress
+from device.games import GAME_NAMES, Choice, flow_for
 from device.gamelog import GameLog, write_atomically
-from device.screens import (ChoiceScreen, FlashScreen, MenuScreen, MessageScreen, ScoresScreen,
-                            TurnScreen)
+from device.screens import ChoiceScreen, MenuScreen, MessageScreen, ScoresScreen
+from rules.cards import GAME_DECKS
 from rules.core import GameConfig, Notice, Refused
-from rules.events import Card, Shuffle, Stop, Target
+from rules.events import Hand, Shuffle
 from rules.match import Match
 from rules.script import format_event
 
@@ -31,9 +34,7 @@ SCORES_PAGE_SECONDS = 3.0
 CONFIRM_SECONDS = 8.0          # an undo or menu left alone this long goes back to the game
 MESSAGE_SECONDS = 3.0
 SEEN_SECONDS = 0.6             # a flash shown this long may give way to the next event
-CARD_WORDS = {"freeze": "FREEZE", "flip-three": "FLIP 3", "second-chance": "2ND CHANCE"}
-MENU_ITEMS = ("New game", "Players", "Re-shuffle", "Calibrate", "Calibrate card", "Brightness", "Shut down",
-              "Back")
+GAMES = tuple(GAME_NAMES)        # the order the "Game" menu item cycles through
 
 
 @dataclass
@@ -70,9 +71,13 @@ class Table:
     settings_path: Path
     flash_seconds: float = 1.6
     on_brightness: Callable[[int], None] = lambda level: None
-    request: str | None = None       # for the frame loop: "shutdown", "calibrate", "calibrate card"
-    mode: str = "play"               # play | undo | menu | players | brightness | confirm_new | confirm_shutdown
-    choice_index: int = 0
+    # for the frame loop: "shutdown", "calibrate", "calibrate card", "game" (the deck changed: new
+    # vision), "scan hand" (read the hand laid under the camera, then call on_hand_read)
+    request: str | None = None
+    mode: str = "play"          # play | undo | menu | players | brightness | game | confirm_new | confirm_shutdown
+    choice_path: list[int] = field(default_factory=lambda: [0])   # the option shown at each level
+    actions_open: bool = False       # UNO Flip: the list `next` opens on a turn
+    scan_for: str | None = None      # whose hand the next frame is read as
     menu_cursor: int = 0
     menu_value: int = 0
     mode_since: float = 0.0
@@ -81,12 +86,34 @@ class Table:
     overlays: list[Overlay] = field(default_factory=list)
 
     # ---- inputs -------------------------------------------------------------------------------
+    @property
+    def flow(self):
+        return flow_for(self.match.config.game)
+
     def on_card(self, label: str, t: float) -> None:
         self._drop_message("Card not sure")
+        event = self.flow.event_for_card(self.match.state, label)
+        if event is None:
+            log.info("card %s seen: nothing to do with it now", label)
+            return
         self.scores_since = None
         if self.mode == "undo":
             self.mode = "play"
-        self._apply(Card(label), t)
+        self._apply(event, t)
+
+    def on_hand_read(self, labels: list[str], unsure: int, t: float) -> None:
+        """The cards read in the frame after `ok` on "lay NAME's hand" (`unsure` could not be read)."""
+        name, self.scan_for = self.scan_for, None
+        pending = self.match.state.pending
+        if name is None or pending is None or pending.kind != "hand" or name not in pending.options:
+            return
+        if unsure:
+            self._message("Card not sure", f"{unsure} of {name}'s cards: lay them apart, then ok", inverted=True)
+            return
+        if self._apply(Hand(name, tuple(labels)), t):
+            from rules.uno_flip import score_hand
+
+            self._message(f"{name}: {len(labels)} cards", f"{score_hand(labels)} points")
 
     def on_unsure(self, t: float) -> None:
         self._drop_message("Card not sure")
@@ -113,6 +140,10 @@ class Table:
             if press.hold:
                 self._enter("menu", t)
                 self.menu_cursor = 0
+            elif len(self.choice_path) > 1:
+                self.choice_path.pop()              # one level back: the player, not their card
+            elif self.actions_open:
+                self.actions_open = False
             elif self.match.events:
                 self._enter("undo", t)
             else:
@@ -128,17 +159,37 @@ class Table:
             else:
                 self.scores_since -= SCORES_PAGE_SECONDS    # next page
             return
-        pending = self.match.state.pending
-        if pending is not None:
+        choice = self._choice()
+        if choice is not None:
+            _, _, option = self._choice_level(choice)
             if press.button == "next":
-                self.choice_index = (self.choice_index + 1) % len(pending.options)
+                self.choice_path[-1] += 1
             elif press.button == "ok":
-                self._apply(Target(pending.options[self.choice_index % len(pending.options)]), t)
+                self._do(option.then, t)
             return
-        if press.button == "ok":
-            self._apply(Stop(), t)
-        elif press.button == "next":
+        self._do(self.flow.on_turn(self.match.state, press.button), t)
+
+    def _do(self, action, t: float) -> None:
+        """An option taken or a turn button: an event, the next level of a choice, or a table action."""
+        if action is None:
+            return
+        if isinstance(action, Choice):
+            self.choice_path.append(0)
+        elif action == "scores":
+            self.actions_open = False
             self._show_scores("SCORES", t)   # a look at the totals; ok or the next card dismisses it
+        elif action == "actions":
+            only = self.flow.actions(self.match.state).options
+            if len(only) == 1:
+                self._do(only[0].then, t)
+            else:
+                self.actions_open = True
+                self.choice_path = [0]
+        elif isinstance(action, str) and action.startswith("scan "):
+            self.scan_for = action.removeprefix("scan ")
+            self.request = "scan hand"
+        else:
+            self._apply(action, t)
 
     def _button_undo(self, press: ButtonPress, t: float) -> None:
         self.mode = "play"
@@ -149,7 +200,7 @@ class Table:
                 self._message("Cannot undo", refusal.reason)
                 return
             self.game_log.append_undo()
-            self.choice_index = 0
+            self._close_choice()
             self.scores_since = None
             self._message("Undone", format_event(undone))
 
@@ -158,11 +209,14 @@ class Table:
         if press.button == "back":
             self.mode = "play"
         elif press.button == "next":
-            self.menu_cursor = (self.menu_cursor + 1) % len(MENU_ITEMS)
+            self.menu_cursor = (self.menu_cursor + 1) % len(self.flow.menu_items)
         elif press.button == "ok":
-            item = MENU_ITEMS[self.menu_cursor]
+            item = self.flow.menu_items[self.menu_cursor % len(self.flow.menu_items)]
             if item == "New game":
                 self._enter("confirm_new", t)
+            elif item == "Game":
+                self._enter("game", t)
+                self.menu_value = GAMES.index(self.match.config.game)
             elif item == "Players":
                 self._enter("players", t)
                 self.menu_value = len(self.match.config.players)
@@ -183,12 +237,22 @@ class Table:
     def _button_players(self, press: ButtonPress, t: float) -> None:
         self.mode_since = t
         if press.button == "next":
-            self.menu_value = self.menu_value % 18 + 1 if self.menu_value < 18 else 2
+            self.menu_value = self.menu_value + 1 if self.menu_value < self.flow.max_players else 2
         elif press.button == "ok":
             self.settings.players = self.menu_value
             self.settings.save(self.settings_path)
             self._new_game(self.names[: self.menu_value], t)
             self.mode = "play"
+        else:
+            self.mode = "menu"
+
+    def _button_game(self, press: ButtonPress, t: float) -> None:
+        self.mode_since = t
+        if press.button == "next":
+            self.menu_value = (self.menu_value + 1) % len(GAMES)
+        elif press.button == "ok":
+            self.mode = "play"
+            self._new_game(self.match.config.players, t, GAMES[self.menu_value])
         else:
             self.mode = "menu"
 
@@ -217,49 +281,49 @@ class Table:
             self.overlays = [Overlay(MessageScreen("Shutting down", ("unplug when the", "green light is off")), 60)]
 
     # ---- the game -----------------------------------------------------------------------------
-    def _apply(self, event, t: float) -> None:
+    def _apply(self, event, t: float) -> bool:
+        """Apply, log and show an event; False if it was refused (or could not be kept)."""
         try:
             notices = self.match.apply(event)
         except Refused as refusal:
             log.warning("refused %s: %s", format_event(event), refusal.reason)
-            self._message("Refused", refusal.reason, inverted=True)
-            return
+            self.overlays.append(Overlay(self.flow.refusal_screen(self.match.state, event, refusal),
+                                         MESSAGE_SECONDS))
+            return False
         try:
             self.game_log.append_event(event)   # on disk before any screen shows it
         except OSError as error:
             self.match.undo()
             log.error("cannot write the game log: %s", error)
             self._message("Storage error", f"{format_event(event)} not kept: {error}", inverted=True)
-            return
+            return False
         log.info("%s", format_event(event))
-        self.choice_index = 0
+        self._close_choice()
         self._shorten_shown_overlays(t)
         for notice in notices:
             self._notice(notice, t)
+        return True
 
     def _notice(self, notice: Notice, t: float) -> None:
-        flash = {
-            "bust": lambda n: FlashScreen("BUST!", n.player, f"a second {n.detail}"),
-            "flip7": lambda n: FlashScreen("FLIP 7!", n.player, "+15"),
-            "freeze": lambda n: FlashScreen("FREEZE", n.player, f"banks {n.detail}"),
-            "second_chance_used": lambda n: FlashScreen("2ND CHANCE", n.player, f"used on a {n.detail}"),
-            "second_chance_given": lambda n: FlashScreen("2ND CHANCE", n.player, "given"),
-            "flip_three": lambda n: FlashScreen("FLIP 3", n.player, "takes 3 cards"),
-            "stop": lambda n: FlashScreen("STOPS", n.player, f"{n.detail} points"),
-            "shuffled": lambda n: FlashScreen("SHUFFLED", "", f"{n.detail} cards in the deck"),
-        }.get(notice.kind)
+        flash = self.flow.flash(notice)
         if flash:
-            self.overlays.append(Overlay(flash(notice), self.flash_seconds))
+            self.overlays.append(Overlay(flash, self.flash_seconds))
         elif notice.kind == "round_over":
             self._show_scores(f"ROUND {notice.detail.round}", t)
 
-    def _new_game(self, players: tuple[str, ...], t: float) -> None:
-        config = GameConfig(self.match.config.game, tuple(players), options=dict(self.match.config.options))
+    def _new_game(self, players: tuple[str, ...], t: float, game: str | None = None) -> None:
+        old = self.match.config
+        game = game or old.game
+        players = tuple(players)[: flow_for(game).max_players]
+        config = GameConfig(game, players, options=dict(old.options) if game == old.game else {})
+        if GAME_DECKS[game] != GAME_DECKS[old.game]:
+            self.request = "game"             # the frame loop loads the other deck's classifier
         self.game_log.close()
         self.game_log = GameLog.start(self.game_log.path, config)
         self.match = Match(config)
         self.scores_since = None
         self.overlays.clear()
+        self._close_choice()
         log.info("new game: %s, %s", config.game, " ".join(config.players))
         self._message("New game", " ".join(config.players))
 
@@ -282,22 +346,39 @@ class Table:
             return self._scores(f"WINNER {self.match.winner}", t, "ok: new game")
         if self.scores_since is not None:
             return self._scores(self.scores_title, t, "ok: play on")
+        if self.scan_for is not None:
+            return MessageScreen("Reading", (f"{self.scan_for}'s hand",))
+        choice = self._choice()
+        if choice is not None:
+            level, index, option = self._choice_level(choice)
+            return ChoiceScreen(level.question, option.text, f"{index + 1}/{len(level.options)}", option.detail)
+        return self.flow.turn_screen(self.match.state, self.match.totals)
+
+    def _choice(self) -> Choice | None:
+        """The choice the buttons walk now: the game's pending decision, or UNO Flip's turn actions."""
         state = self.match.state
-        pending = state.pending
-        if pending is not None:
-            what = CARD_WORDS.get(pending.card, (pending.card or "").upper())
-            verb = "to?" if pending.card == "second-chance" else "who?"
-            option = pending.options[self.choice_index % len(pending.options)]
-            return ChoiceScreen(f"{pending.by}: {what} {verb}", option,
-                                f"{self.choice_index % len(pending.options) + 1}/{len(pending.options)}")
-        summary = state.summary()
-        turn = summary["turn"]
-        if turn is None:
-            return MessageScreen("Waiting", ("deal a card",))
-        row = tuple(summary["rows"][turn])
-        odds = summary.get("flip_three_bust_odds", {}).get(turn, summary["bust_odds"].get(turn))
-        note = "flip 3" if "flip_three_bust_odds" in summary else ""
-        return TurnScreen(turn, summary["round"], row, state.round_score(turn), self.match.totals[turn], odds, note)
+        if state.pending is not None:
+            return self.flow.choice(state)
+        if self.actions_open and state.turn is not None:
+            return self.flow.actions(state)
+        return None
+
+    def _choice_level(self, root: Choice):
+        """(the level shown, the index of the option shown, that option), along choice_path."""
+        level = root
+        for depth, i in enumerate(self.choice_path):
+            option = level.options[i % len(level.options)]
+            if depth == len(self.choice_path) - 1:
+                return level, i % len(level.options), option
+            if not isinstance(option.then, Choice):   # the choice changed under the path: start over
+                self.choice_path = [0]
+                return self._choice_level(root)
+            level = option.then
+        raise AssertionError("choice_path is never empty")
+
+    def _close_choice(self) -> None:
+        self.choice_path = [0]
+        self.actions_open = False
 
     def _scores(self, title: str, t: float, footer: str) -> ScoresScreen:
         totals = self.match.totals
@@ -316,10 +397,13 @@ class Table:
         if self.mode == "undo":
             return MessageScreen("Undo?", (format_event(self.match.events[-1]), "ok: undo  back: keep"))
         if self.mode == "menu":
-            items = tuple(self._menu_label(item) for item in MENU_ITEMS)
-            return MenuScreen("MENU", items, self.menu_cursor)
+            items = tuple(self._menu_label(item) for item in self.flow.menu_items)
+            return MenuScreen("MENU", items, self.menu_cursor % len(items))
+        if self.mode == "game":
+            return ChoiceScreen("Game: new game", GAME_NAMES[GAMES[self.menu_value]],
+                                f"{self.menu_value + 1}/{len(GAMES)}")
         if self.mode == "players":
-            return ChoiceScreen("Players: new game", f"{self.menu_value} players", "2-18",
+            return ChoiceScreen("Players: new game", f"{self.menu_value} players", f"2-{self.flow.max_players}",
                                 " ".join(self.names[: self.menu_value]))
         if self.mode == "brightness":
             return ChoiceScreen("Brightness", f"{self.menu_value} of 4", "", "next: brighter")
@@ -332,6 +416,8 @@ class Table:
             return f"Players: {len(self.match.config.players)}"
         if item == "Brightness":
             return f"Brightness: {self.settings.brightness}"
+        if item == "Game":
+            return f"Game: {GAME_NAMES[self.match.config.game]}"
         return item
 
     def _show_scores(self, title: str, t: float) -> None:

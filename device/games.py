@@ -1,0 +1,278 @@
+"""What differs per game on the device: which event a card seen stands for, the choices a pending
+decision offers on three buttons, what `ok` and `next` do on a turn, the turn screen and the
+flashes. device/table.py keeps everything the games share (log, undo, menu, overlays, scores).
+
+A choice is a small tree walked with the buttons: `next` cycles the options of one level, `ok`
+takes the option shown — either an event (applied) or the next level (a player, then one of their
+cards) — and `back` steps back one level. An option may instead name a table action ("scores",
+"scan NAME").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from device.screens import FlashScreen, MessageScreen, TurnScreen, UnoScreen
+from rules.core import Notice, Refused
+from rules.events import (Bonus, Card, Caught, Challenge, Color, Draw, Pass, Penalize, Play, Start, Stop,
+                          SwapCards, Take, Target, Top, Uno)
+
+GAME_NAMES = {"flip7": "Flip 7", "flip7-vengeance": "Vengeance", "flip7-vengeance-brutal": "Vengeance Brutal",
+              "uno-flip": "UNO Flip"}
+CARD_WORDS = {"freeze": "FREEZE", "flip-three": "FLIP 3", "second-chance": "2ND CHANCE",
+              "just-one-more": "1 MORE", "flip-four": "FLIP 4", "steal": "STEAL", "discard": "DISCARD"}
+FLIP_NOTES = {"flip_three_bust_odds": "flip 3", "flip_four_bust_odds": "flip 4"}
+
+
+@dataclass(frozen=True)
+class Option:
+    text: str                 # shown big
+    then: object              # an event, the next level (a Choice), or a table action (str)
+    detail: str = ""          # a small line under it
+
+
+@dataclass(frozen=True)
+class Choice:
+    question: str
+    options: tuple[Option, ...]
+
+
+def _by_player(pairs, make) -> tuple[Option, ...]:
+    """[name, label] pairs as two levels: the player (their cards as detail), then the card."""
+    players: dict[str, list[str]] = {}
+    for name, label in pairs:
+        players.setdefault(name, []).append(label)
+    return tuple(Option(name, make(name, labels), " ".join(labels)) for name, labels in players.items())
+
+
+class FlipFlow:
+    """Flip 7 and Vengeance (+ Brutal): a card turned is dealt; `ok` stops; choices of player,
+    card, swap and the Brutal Flip 7 bonus."""
+    max_players = 18
+    menu_items = ("New game", "Players", "Re-shuffle", "Calibrate", "Calibrate card", "Brightness", "Game",
+                  "Shut down", "Back")
+
+    def event_for_card(self, state, label: str):
+        return Card(label)
+
+    def choice(self, state) -> Choice | None:
+        pending = state.pending
+        if pending is None:
+            return None
+        by, what = pending.by, CARD_WORDS.get(pending.card, (pending.card or "").upper())
+        if pending.kind == "target":
+            verb = "to?" if pending.card == "second-chance" or pending.card not in CARD_WORDS else "who?"
+            return Choice(f"{by}: {what} {verb}", tuple(Option(name, Target(name)) for name in pending.options))
+        if pending.kind == "card":
+            def cards(name, labels):
+                return Choice(f"{what} {name}'s", tuple(Option(label, Take(name, label)) for label in labels))
+            return Choice(f"{by}: {what} from?", _by_player(pending.options, cards))
+        if pending.kind == "swap":
+            return self._swap_choice(by, pending.options)
+        if pending.kind == "flip7":
+            penalties = tuple(Option(option.split(" ", 1)[1], Penalize(option.split(" ", 1)[1]))
+                              for option in pending.options if option.startswith("penalize "))
+            options = (Option("+15 for me", Bonus()),)
+            if penalties:
+                options += (Option("-15 to…", Choice(f"{by}: -15 to?", penalties)),)
+            return Choice(f"{by}: FLIP 7!", options)
+        raise ValueError(f"no device choice for a pending {pending.kind}")
+
+    @staticmethod
+    def _swap_choice(by: str, pairs) -> Choice:
+        """First card (player, then card), then the second card among those it can swap with."""
+        partners: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        for (a, la), (b, lb) in pairs:
+            partners.setdefault((a, la), []).append((b, lb))
+            partners.setdefault((b, lb), []).append((a, la))
+
+        def second(a, la):
+            def cards(name, labels):
+                return Choice(f"{a} {la} with {name}'s",
+                              tuple(Option(label, SwapCards(a, la, name, label)) for label in labels))
+            return Choice(f"swap {a} {la} with?", _by_player(partners[(a, la)], cards))
+
+        def first(name, labels):
+            return Choice(f"SWAP {name}'s", tuple(Option(label, second(name, label)) for label in labels))
+        return Choice(f"{by}: SWAP first card", _by_player(partners, first))
+
+    def on_turn(self, state, button: str):
+        """What a short `ok` / `next` does on a turn: an event, a table action or None."""
+        return Stop() if button == "ok" else "scores"
+
+    def refusal_screen(self, state, event, refusal: Refused):
+        return MessageScreen("Can't stop" if isinstance(event, Stop) else "Refused", (refusal.reason,), True)
+
+    def turn_screen(self, state, totals: dict[str, int]):
+        summary = state.summary()
+        turn = summary["turn"]
+        if turn is None:
+            return MessageScreen("Waiting", ("deal a card",))
+        row = tuple(summary["rows"][turn])
+        key = state.flip_odds_key
+        odds = summary.get(key, {}).get(turn, summary["bust_odds"].get(turn))
+        note = FLIP_NOTES[key] if key in summary else ("may not stop" if "zero" in row else "")
+        return TurnScreen(turn, summary["round"], row, state.round_score(turn), totals[turn], odds, note)
+
+    def flash(self, n: Notice):
+        maker = FLASHES.get(n.kind)
+        return maker(n) if maker else None
+
+
+def _swapped(n: Notice) -> FlashScreen:
+    (a, la), (b, lb) = n.detail
+    return FlashScreen("SWAP", f"{a} ⇄ {b}", f"{a} gets {lb}, {b} gets {la}")
+
+
+FLASHES = {
+    "bust": lambda n: FlashScreen("BUST!", n.player, f"a second {n.detail}"),
+    "flip7": lambda n: FlashScreen("FLIP 7!", n.player, "+15"),
+    "freeze": lambda n: FlashScreen("FREEZE", n.player, f"banks {n.detail}"),
+    "second_chance_used": lambda n: FlashScreen("2ND CHANCE", n.player, f"used on a {n.detail}"),
+    "second_chance_given": lambda n: FlashScreen("2ND CHANCE", n.player, "given"),
+    "flip_three": lambda n: FlashScreen("FLIP 3", n.player, "takes 3 cards"),
+    "stop": lambda n: FlashScreen("STOPS", n.player, f"{n.detail} points"),
+    "shuffled": lambda n: FlashScreen("SHUFFLED", "", f"{n.detail} cards in the deck"),
+    # Vengeance
+    "malus": lambda n: FlashScreen(f"MALUS {n.detail}", n.player, "gets it"),
+    "unlucky_7": lambda n: FlashScreen("UNLUCKY 7", n.player, "discards the row"),
+    "just_one_more": lambda n: FlashScreen("1 MORE", n.player, "one card, then out"),
+    "flip_four": lambda n: FlashScreen("FLIP 4", n.player, "takes 4 cards"),
+    "stolen": lambda n: FlashScreen("STEAL", n.player, f"loses the {n.detail}"),
+    "discarded": lambda n: FlashScreen("DISCARD", n.player, f"loses the {n.detail}"),
+    "swapped": _swapped,
+    "bonus": lambda n: FlashScreen("+15", n.player, "Flip 7 bonus"),
+    "penalized": lambda n: FlashScreen("-15", n.player, "Flip 7 penalty"),
+}
+
+
+UNO_FLASHES = {
+    "one_card": lambda n: FlashScreen("UNO?", n.player, "1 card, not called: catch?"),
+    "uno": lambda n: FlashScreen("UNO!", n.player, "called"),
+    "caught": lambda n: FlashScreen("CAUGHT", n.player, f"draws {n.detail}"),
+    "must_draw": lambda n: FlashScreen("DRAW", n.player, f"{n.detail} cards" if isinstance(n.detail, int)
+                                       else f"until {n.detail}"),
+    "skipped": lambda n: FlashScreen("SKIP", n.player or "everyone", "is skipped" if n.player else "plays again"),
+    "reverse": lambda n: FlashScreen("REVERSE", "", n.detail),
+    "flip": lambda n: FlashScreen("FLIP!", f"{n.detail} side", "show the new top card"),
+    "unexpected_top": lambda n: FlashScreen("TOP CARD?", n.detail["read"], f"expected {n.detail['expected']}"),
+    "color": lambda n: FlashScreen(n.detail.upper(), n.player, "named"),
+    "challenge": lambda n: FlashScreen("GUILTY" if n.detail["guilty"] else "INNOCENT", n.detail["against"],
+                                       f"challenged by {n.player}"),
+    "shuffled": lambda n: FlashScreen("SHUFFLED", "", f"{n.detail} cards to draw"),
+    "set_aside": lambda n: FlashScreen("SET ASIDE", n.detail, "turn another card"),
+    "hand_count": lambda n: FlashScreen("CHECK HAND", n.player,
+                                        f"laid {n.detail['laid']}, expected {n.detail['tracked']}"),
+    "out": lambda n: FlashScreen("OUT!", n.player, "wins the round"),
+}
+
+# what `must()` asks, said in a few words for the turn screen
+UNO_MUST = {"start": "turn a start card", "top": "show the top card", "play": "play or ok: draw",
+            "play_or_pass": "play it, or pass", "color": "name a colour", "draw_count": "how many drawn?"}
+
+
+def _uno_words(label: str) -> str:
+    return label.replace("-", " ")
+
+
+class UnoFlow:
+    """UNO Flip: the camera watches the discard pile — a card landing is a play (the start card, or
+    after a Flip the card now showing); `ok` draws; `next` offers pass, challenges, UNO calls and
+    catches; after a wild the colour is chosen; at the end of a round each hand is read."""
+    max_players = 10
+    menu_items = ("New game", "Players", "Calibrate", "Calibrate card", "Brightness", "Game", "Shut down",
+                  "Back")
+
+    def event_for_card(self, state, label: str):
+        must = state.must()
+        action = must["action"] if must else None
+        if action == "start":
+            return Start(label)
+        if action == "top" or (action == "hand" and state.summary()["top"] is None):
+            return Top(label)
+        if action in ("hand", None):
+            return None             # the hands laid to be read, or the game is over
+        return Play(label)
+
+    def choice(self, state) -> Choice | None:
+        pending = state.pending
+        if pending is None:
+            return None
+        if pending.kind == "color":
+            return Choice(f"{pending.by}: colour?", tuple(Option(c, Color(c)) for c in pending.options))
+        if pending.kind == "draw":
+            counts = tuple(Option(f"drew {k}", Draw(k)) for k in pending.options)
+            return Choice(f"{pending.by}: how many?", counts + self._challenges(state))
+        if pending.kind == "hand":
+            return Choice("Round over: hands", tuple(
+                Option(f"{name}'s hand", f"scan {name}", "lay it apart, ok: read") for name in pending.options))
+        raise ValueError(f"no device choice for a pending {pending.kind}")
+
+    @staticmethod
+    def _challenges(state) -> tuple[Option, ...]:
+        if not state.challengeable:
+            return ()
+        return (Option("challenge: guilty", Challenge(True)), Option("challenge: innocent", Challenge(False)))
+
+    def actions(self, state) -> Choice:
+        """What `next` offers on a turn: pass (after a draw), a challenge, a catch, UNO calls, scores."""
+        summary = state.summary()
+        must = summary["must"]
+        legal = state.legal_events()
+        options: list[Option] = [Option("pass", Pass()) for event in legal if isinstance(event, Pass)]
+        options += self._challenges(state)
+        if summary["catchable"]:
+            options.append(Option(f"caught {summary['catchable']}", Caught(summary["catchable"]), "draws 2"))
+        options += [Option(f"{event.player}: UNO!", event, "called it") for event in legal if isinstance(event, Uno)]
+        options.append(Option("scores", "scores"))
+        return Choice(f"{must['player']}:", tuple(options))
+
+    def on_turn(self, state, button: str):
+        if button == "next":
+            return "actions"
+        must = state.must()
+        if must["action"] == "play":
+            return Draw()
+        if must["action"] == "draw":
+            return Draw(must["count"])        # the whole penalty at once
+        return None
+
+    def refusal_screen(self, state, event, refusal: Refused):
+        """An illegal play flashes like a bust: who, and the card on what, to be taken back."""
+        from rules.uno_flip import IllegalPlay
+
+        if not isinstance(refusal, IllegalPlay):
+            return MessageScreen("Refused", (refusal.reason,), True)
+        top = state.summary()["top"] or ""
+        return FlashScreen("ILLEGAL!", event.player or state.turn or "",
+                           f"{_uno_words(event.label)} on {_uno_words(top)}: take back")
+
+    def turn_screen(self, state, totals: dict[str, int]):
+        s = state.summary()
+        must = s["must"]
+        if must is None:
+            return MessageScreen("Game over")
+        player = must["player"]
+        action = must["action"]
+        doing = UNO_MUST.get(action, "")
+        if action == "draw":
+            doing = f"draw {must['count']}, skipped" + (" / challenge" if state.challengeable else "")
+        warning = ""
+        uno = s["uno"]
+        if uno:
+            warning = " ".join(f"{name}{'' if called == 'called' else '?'}" for name, called in uno.items())
+            warning = f"UNO {warning}"
+        return UnoScreen(player, s["side"], s["direction"], s["top"] or "", s["color"] or "", doing,
+                         s["hands"][player], warning, s["round"])
+
+    def flash(self, n: Notice):
+        maker = UNO_FLASHES.get(n.kind)
+        return maker(n) if maker else None
+
+
+FLOWS = {"flip7": FlipFlow(), "flip7-vengeance": FlipFlow(), "flip7-vengeance-brutal": FlipFlow(),
+         "uno-flip": UnoFlow()}
+
+
+def flow_for(game: str):
+    return FLOWS[game]
