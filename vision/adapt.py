@@ -4,8 +4,11 @@ The trained classifier has only ever seen rendered cards. After the user shows e
 a few times), a *profile* holds the embeddings (vision.embedding: the model's last feature map)
 of those crops, each also turned half round since cards lie either way up, and of AUGMENTATIONS
 altered copies of each (light level and colour cast, a light gradient, a corner error of the
-locator, blur, sensor noise: what changes between the calibration capture and a later one). At
-run time a crop's embedding is compared with them; no training run, no PyTorch, only numpy.
+locator, blur, sensor noise: what changes between the calibration capture and a later one), and
+two views of each that are NOT a whole card (its middle alone, as a far too small quad sees it;
+the card shifted half out of the crop, as a quad astride its edge sees it): samples of "none" made
+of this very deck. At run time a crop's embedding is compared with them; no training run, no
+PyTorch, only numpy.
 
 Scoring (numbers in CalibrationParams, tuned with `python -m vision.foreign_eval --tune` on
 foreign printings and scenes never used for the figures reported):
@@ -15,8 +18,9 @@ foreign printings and scenes never used for the figures reported):
 * a label's similarity is the best cosine between the crop and that label's samples;
 * class scores are similarity / temperature, plus base_weight x the trained model's logit, so
   the trained classifier still votes; "none" competes as a virtual sample at similarity
-  none_similarity (plus its own logit share): a crop unlike every sample of the user's deck is
-  never named;
+  none_similarity or at its best cosine with the deck's "none" views, whichever is higher (plus
+  its own logit share): a crop unlike every sample of the user's deck, or like a part of a card,
+  is not named;
 * the softmax of those scores goes through the same reject rule as the trained classifier
   (min_confidence, min_margin), so a card close to two labels is "not sure", not a guess.
 
@@ -55,13 +59,14 @@ class ProfileError(ValueError):
 @dataclass(frozen=True)
 class CalibrationParams:
     """Chosen by `python -m vision.foreign_eval --deck flip7 --printings 6 --test-per-label 6 --tune`
-    (tuning printings and scenes, never those of the reported figures): accuracy among accepted
+    on tuning printings and scenes (foreign ones, and the training family in held-out fonts: a
+    user's deck may be either), never those of the reported figures: accuracy among accepted
     first, then fewest rejected."""
-    temperature: float = 0.12      # cosine -> logit scale
-    base_weight: float = 0.1       # share of the trained model's logits
+    temperature: float = 0.08      # cosine -> logit scale
+    base_weight: float = 0.05      # share of the trained model's logits
     none_similarity: float = 0.2   # the virtual "none" sample's similarity
-    min_confidence: float = 0.3
-    min_margin: float = 0.5
+    min_confidence: float = 0.8
+    min_margin: float = 0.0
 
 
 @dataclass
@@ -70,7 +75,7 @@ class Profile:
     model_sha256: str
     labels: tuple[str, ...]          # the deck's labels, classifier order
     embeddings: np.ndarray           # (M, D) raw embeddings (crops, half turns, augmentations); float16 on disk
-    sample_labels: np.ndarray        # (M,) int32 index into labels
+    sample_labels: np.ndarray        # (M,) int32: i = a view of label i; -1 - i = a "none" view made from label i's crop
     counts: dict[str, int]           # crops captured per label (each gives two embeddings)
     params: CalibrationParams = field(default_factory=CalibrationParams)
     model_name: str = ""
@@ -132,7 +137,7 @@ class Profile:
         if embeddings.ndim != 2 or embeddings.shape[1] != dim or len(sample_labels) != len(embeddings):
             raise ProfileError(f"{path}: calibration profile arrays do not match its header (corrupt)")
         if not np.isfinite(embeddings).all() or (len(sample_labels) and
-                                                 (sample_labels.min() < 0 or sample_labels.max() >= len(labels))):
+                                                 (sample_labels.min() < -len(labels) or sample_labels.max() >= len(labels))):
             raise ProfileError(f"{path}: calibration profile holds invalid values (corrupt)")
         return profile
 
@@ -173,16 +178,41 @@ def augment(crop_bgr: np.ndarray, rng: np.random.Generator, n: int, size: tuple[
     return out
 
 
-def sample_embeddings(classifier: CardClassifier, crops_bgr, seed: int = 0) -> np.ndarray:
-    """(N * 2 * (1 + AUGMENTATIONS), D): each crop and the crop turned half round, each with its
-    augmentations. Seeded: the same crops give the same profile."""
+def not_a_card_views(crop_bgr: np.ndarray, rng: np.random.Generator, size: tuple[int, int]) -> list[np.ndarray]:
+    """Two views of the crop that are not one whole card: its middle (40-60 %) blown up, and the
+    card shifted 35-70 % of a side out of the frame (the rest filled with its edge colour)."""
+    import cv2
+
+    h, w = crop_bgr.shape[:2]
+    f = rng.uniform(0.4, 0.6)
+    y0, x0 = int((1 - f) / 2 * h), int((1 - f) / 2 * w)
+    middle = cv2.resize(crop_bgr[y0:h - y0, x0:w - x0], size, interpolation=cv2.INTER_AREA)
+    edge = np.concatenate([crop_bgr[:3].reshape(-1, 3), crop_bgr[-3:].reshape(-1, 3)]).mean(0)
+    shifted = np.empty_like(crop_bgr)
+    shifted[:] = edge.astype(np.uint8)
+    axis = int(rng.integers(2))
+    d = int(rng.uniform(0.35, 0.7) * crop_bgr.shape[axis]) * int(rng.choice([-1, 1]))
+    src = [slice(None), slice(None)]
+    dst = [slice(None), slice(None)]
+    src[axis], dst[axis] = (slice(0, -d), slice(d, None)) if d > 0 else (slice(-d, None), slice(0, d))
+    shifted[tuple(dst)] = crop_bgr[tuple(src)]
+    return [middle, cv2.resize(shifted, size, interpolation=cv2.INTER_AREA)]
+
+
+def sample_embeddings(classifier: CardClassifier, crops_bgr, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(card views, none views): each crop and the crop turned half round, each with its
+    augmentations, (N * 2 * (1 + AUGMENTATIONS), D); and their not-a-card views (N * 2 * 2, D).
+    Seeded: the same crops give the same profile."""
     rng = np.random.default_rng(seed)
     size = (classifier.spec.width, classifier.spec.height)
-    batch = []
+    cards, nones = [], []
     for crop in crops_bgr:
         for way in (crop, crop[::-1, ::-1]):
-            batch += augment(np.ascontiguousarray(way), rng, AUGMENTATIONS, size)
-    return classifier.embed(batch)
+            way = np.ascontiguousarray(way)
+            cards += augment(way, rng, AUGMENTATIONS, size)
+            nones += not_a_card_views(way, rng, size)
+    e = classifier.embed(cards + nones)
+    return e[:len(cards)], e[len(cards):]
 
 
 def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, list[np.ndarray]],
@@ -195,7 +225,8 @@ def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, l
     labels = tuple(classifier.labels)
     if update is not None:
         update.check_matches(classifier, deck, "the profile to update")
-        keep = ~np.isin(update.sample_labels, [labels.index(lab) for lab in crops_by_label])
+        redone = np.array([labels.index(lab) for lab in crops_by_label])
+        keep = ~np.isin(update.sample_labels, np.concatenate([redone, -1 - redone]))
         embeddings, sample_labels = [update.embeddings[keep]], [update.sample_labels[keep]]
         counts = {lab: n for lab, n in update.counts.items() if lab not in crops_by_label}
         params = params or update.params
@@ -204,9 +235,10 @@ def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, l
     for label, crops in crops_by_label.items():
         if not crops:
             continue
-        e = sample_embeddings(classifier, crops, seed=labels.index(label))
-        embeddings.append(e)
-        sample_labels.append(np.full(len(e), labels.index(label), np.int64))
+        index = labels.index(label)
+        card_views, none_views = sample_embeddings(classifier, crops, seed=index)
+        embeddings += [card_views, none_views]
+        sample_labels += [np.full(len(card_views), index, np.int64), np.full(len(none_views), -1 - index, np.int64)]
         counts[label] = len(crops)
     if not embeddings:
         raise ValueError("no card crops to calibrate with")
@@ -231,26 +263,28 @@ class CalibratedClassifier:
         self.params = profile.params
         labels = list(profile.labels)
         self._class_of_label = np.array([base.spec.classes.index(lab) for lab in labels])
-        present = np.unique(profile.sample_labels)
+        present = np.unique(profile.sample_labels[profile.sample_labels >= 0])
         raw = profile.embeddings.astype(np.float64)
         self._center = np.mean([raw[profile.sample_labels == i].mean(0) for i in present], axis=0)
         self.samples = _unit(raw - self._center).astype(np.float32)  # (M, D) centred, unit length
         self.sample_labels = profile.sample_labels
         self._rows = {int(i): np.flatnonzero(profile.sample_labels == i) for i in present}
+        self._none_rows = np.flatnonzero(profile.sample_labels < 0)
 
     @property
     def labels(self) -> tuple[str, ...]:
         return self.base.labels
 
-    def similarities(self, embeddings: np.ndarray) -> np.ndarray:
-        """(N, L): per label, the best cosine between each crop and that label's samples
-        (-1 for a label without samples)."""
+    def similarities(self, embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """((N, L), (N,)): per label, the best cosine between each crop and that label's samples
+        (-1 for a label without samples); and the best cosine with the "none" views (-1: none)."""
         z = _unit(embeddings.astype(np.float64) - self._center).astype(np.float32)
         cos = z @ self.samples.T
         out = np.full((len(z), len(self.profile.labels)), -1.0)
         for i, rows in self._rows.items():
             out[:, i] = cos[:, rows].max(axis=1)
-        return out
+        none = cos[:, self._none_rows].max(axis=1) if len(self._none_rows) else np.full(len(z), -1.0)
+        return out, none
 
     def probabilities(self, crops_bgr) -> np.ndarray:
         classes = self.spec.classes
@@ -262,9 +296,9 @@ class CalibratedClassifier:
     def scores_to_probabilities(self, logits: np.ndarray, embeddings: np.ndarray) -> np.ndarray:
         p = self.params
         scores = p.base_weight * logits.astype(np.float64)
-        sims = self.similarities(embeddings)
+        sims, none = self.similarities(embeddings)
         scores[:, self._class_of_label] += sims / p.temperature
-        scores[:, self.spec.none_index] += p.none_similarity / p.temperature
+        scores[:, self.spec.none_index] += np.maximum(p.none_similarity, none) / p.temperature
         scores -= scores.max(axis=1, keepdims=True)
         e = np.exp(scores)
         return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
