@@ -38,7 +38,7 @@ import json
 import logging
 import time
 import zipfile
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -320,10 +320,6 @@ class CalibratedClassifier:
 
     def classify_batch(self, crops_bgr) -> list[Prediction]:
         return [self.decide(p) for p in self.probabilities(crops_bgr)]
-
-    def with_params(self, params: CalibrationParams) -> "CalibratedClassifier":
-        """The same profile scored with other parameters (tuning)."""
-        return CalibratedClassifier(self.base, replace(self.profile, params=params), self.profile.deck)
 
 
 def load_classifier(deck: str, models_dir=None, profile_path=None):

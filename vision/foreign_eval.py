@@ -39,7 +39,7 @@ TARGETS = {1: (0.99, 0.03), 3: (0.995, None)}  # samples -> (accuracy among acce
 @dataclass
 class Capture:
     crops: list            # BGR canonical crops
-    y: "object"            # np.ndarray int: label index, -1 for a "none" crop
+    y: object              # np.ndarray of int: label index, -1 for a "none" crop
 
 
 def capture_printing(deck: str, printing_seed: int, calib_per_label: int, test_per_label: int,
@@ -93,8 +93,6 @@ def capture_printing(deck: str, printing_seed: int, calib_per_label: int, test_p
 
 def reading_stats(pred, y) -> dict:
     """pred: label index or -1 (rejected / no card) per crop; y: truth (-1 = none crop)."""
-    import numpy as np
-
     cards = y >= 0
     accepted = cards & (pred >= 0)
     n_acc = int(accepted.sum())
