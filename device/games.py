@@ -198,11 +198,15 @@ class UnoFlow:
         pending = state.pending
         if pending is None:
             return None
+        # UNO calls and catches stay within reach while a colour or a count is asked for
         if pending.kind == "color":
-            return Choice(f"{pending.by}: colour?", tuple(Option(c, Color(c)) for c in pending.options))
+            colours = tuple(Option(c, Color(c)) for c in pending.options)
+            return Choice(f"{pending.by}: colour?", colours + self._calls(state, state.summary()))
         if pending.kind == "draw":
             counts = tuple(Option(f"drew {k}", Draw(k)) for k in pending.options)
-            return Choice(f"{pending.by}: how many?", counts + self._challenges(state))
+            # a challenge comes before any card is drawn, so it is offered first
+            return Choice(f"{pending.by}: how many?",
+                          self._challenges(state) + counts + self._calls(state, state.summary()))
         if pending.kind == "hand":
             return Choice("Round over: hands", tuple(
                 Option(f"{name}'s hand", f"scan {name}", "lay it apart, ok: read") for name in pending.options))
@@ -217,15 +221,18 @@ class UnoFlow:
     def actions(self, state) -> Choice:
         """What `next` offers on a turn: pass (after a draw), a challenge, a catch, UNO calls, scores."""
         summary = state.summary()
-        must = summary["must"]
-        legal = state.legal_events()
-        options: list[Option] = [Option("pass", Pass()) for event in legal if isinstance(event, Pass)]
-        options += self._challenges(state)
+        passes = tuple(Option("pass", Pass()) for event in state.legal_events() if isinstance(event, Pass))
+        options = passes + self._challenges(state) + self._calls(state, summary) + (Option("scores", "scores"),)
+        return Choice(f"{summary['must']['player']}:", options)
+
+    @staticmethod
+    def _calls(state, summary) -> tuple[Option, ...]:
+        """A catch of a player who did not call UNO, and the UNO calls that may be made now."""
+        calls = ()
         if summary["catchable"]:
-            options.append(Option(f"caught {summary['catchable']}", Caught(summary["catchable"]), "draws 2"))
-        options += [Option(f"{event.player}: UNO!", event, "called it") for event in legal if isinstance(event, Uno)]
-        options.append(Option("scores", "scores"))
-        return Choice(f"{must['player']}:", tuple(options))
+            calls += (Option(f"caught {summary['catchable']}", Caught(summary["catchable"]), "draws 2"),)
+        return calls + tuple(Option(f"{event.player}: UNO!", event, "called it")
+                             for event in state.legal_events() if isinstance(event, Uno))
 
     def on_turn(self, state, button: str):
         if button == "next":
@@ -256,12 +263,10 @@ class UnoFlow:
         action = must["action"]
         doing = UNO_MUST.get(action, "")
         if action == "draw":
-            doing = f"draw {must['count']}, skipped" + (" / challenge" if state.challengeable else "")
-        warning = ""
-        uno = s["uno"]
-        if uno:
-            warning = " ".join(f"{name}{'' if called == 'called' else '?'}" for name, called in uno.items())
-            warning = f"UNO {warning}"
+            doing = f"draw {must['count']}" + (" or challenge" if state.challengeable else "")
+        # who holds one card: not called first (a catch is possible), then called
+        uno = sorted(s["uno"].items(), key=lambda item: item[1] == "called")
+        warning = " ".join(f"{name}: UNO{'' if called == 'called' else '?'}" for name, called in uno)
         return UnoScreen(player, s["side"], s["direction"], s["top"] or "", s["color"] or "", doing,
                          s["hands"][player], warning, s["round"])
 

@@ -7,6 +7,7 @@ display worker can skip drawing a screen equal to the last one.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -146,7 +147,6 @@ def _wrap(draw, text: str, size: int, max_width: int) -> list[str]:
 
 CARD_SHORT = {"second-chance": "SC", "freeze": "FRZ", "flip-three": "F3", "zero": "Z0", "unlucky-7": "U7",
               "lucky-13": "L13"}
-DIRECTION_ARROWS = {"clockwise": "↻", "counterclockwise": "↺"}
 
 
 def _row_text(row: tuple[str, ...]) -> str:
@@ -190,13 +190,25 @@ def _uno_card(top: str, color: str) -> str:
     return text
 
 
+def _direction_arrow(draw, cx: int, cy: int, r: int, clockwise: bool) -> None:
+    """A circle arrow big enough to tell the two directions apart across a table (the ↻ ↺ glyphs
+    differ only by a few pixels)."""
+    sign = 1 if clockwise else -1
+    end = math.radians(210 if clockwise else -30)            # where the arrowhead sits
+    draw.arc((cx - r, cy - r, cx + r, cy + r), -60 if clockwise else -30, 210 if clockwise else 240,
+             fill=1, width=2)
+    ex, ey = cx + r * math.cos(end), cy + r * math.sin(end)
+    dx, dy = -math.sin(end) * sign, math.cos(end) * sign      # the direction of travel there
+    draw.polygon([(ex + 4 * dx, ey + 4 * dy), (ex - 2 * dx - 4 * dy, ey - 2 * dy + 4 * dx),
+                  (ex - 2 * dx + 4 * dy, ey - 2 * dy - 4 * dx)], fill=1)
+
+
 def _uno(draw, s: UnoScreen) -> None:
     # Top: whose turn, big; the direction of play and the side in play on the right.
-    arrow = DIRECTION_ARROWS.get(s.direction, "")
     side = s.side.upper()
     side_w = int(draw.textlength(side, font=font(9))) + 4
-    _text_fit(draw, (0, 0), s.player.upper(), 20, WIDTH - max(side_w, 18) - 4, anchor="lt")
-    draw.text((WIDTH - 1, -1), arrow, font=font(14), fill=1, anchor="rt")
+    _text_fit(draw, (0, 0), s.player.upper(), 20, WIDTH - max(side_w, 22) - 4, anchor="lt")
+    _direction_arrow(draw, WIDTH - 10, 7, 6, s.direction == "clockwise")
     if s.side == "dark":        # the dark side shows inverted, like the cards' black border
         draw.rectangle((WIDTH - side_w - 1, 13, WIDTH - 1, 22), fill=1)
     draw.text((WIDTH - 3, 14), side, font=font(9), fill=0 if s.side == "dark" else 1, anchor="rt")
@@ -206,8 +218,8 @@ def _uno(draw, s: UnoScreen) -> None:
     # Bottom: cards held (big) on the left, what to do on the right.
     draw.text((0, 42), "holds", font=font(9), fill=1, anchor="lt")
     draw.text((0, HEIGHT), str(s.held), font=font(18), fill=1, anchor="ls")
-    lines = _wrap(draw, s.doing, 10, WIDTH - 34)
-    for i, line in enumerate(lines[: 1 if s.warning else 2]):
+    lines = [s.doing] if s.warning else _wrap(draw, s.doing, 10, WIDTH - 34)   # one line over a warning
+    for i, line in enumerate(lines[:2]):
         _text_fit(draw, (WIDTH - 1, 42 + 11 * i), line, 10, WIDTH - 34, anchor="rt")
     if s.warning:
         draw.rectangle((32, 53, WIDTH - 1, HEIGHT - 1), fill=1)

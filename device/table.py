@@ -34,6 +34,7 @@ SCORES_PAGE_SECONDS = 3.0
 CONFIRM_SECONDS = 8.0          # an undo or menu left alone this long goes back to the game
 MESSAGE_SECONDS = 3.0
 SEEN_SECONDS = 0.6             # a flash shown this long may give way to the next event
+CHOICE_JUMP = 5                # `next` held skips this many options (a count of cards drawn)
 GAMES = tuple(GAME_NAMES)        # the order the "Game" menu item cycles through
 
 
@@ -163,7 +164,7 @@ class Table:
         if choice is not None:
             _, _, option = self._choice_level(choice)
             if press.button == "next":
-                self.choice_path[-1] += 1
+                self.choice_path[-1] += CHOICE_JUMP if press.hold else 1
             elif press.button == "ok":
                 self._do(option.then, t)
             return
