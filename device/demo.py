@@ -40,9 +40,11 @@ class GameVideo:
 
 def presses_for_script(text: str) -> list[tuple[int, list[str]]]:
     """For each card of the script (in order), the button presses that follow it before the next
-    card: `ok` for a stop; `next`... `ok` for a choice (as many `next` as the chosen option is
-    away from the first one offered). Undo lines are not supported here."""
-    from rules.events import Card, Stop, Target
+    card: `ok` for a stop; `next`... `ok` for each level of a choice (as many `next` as the chosen
+    option is away from the first one offered). Flip 7 and Vengeance games; undo lines are not
+    supported here."""
+    from device.games import buttons_for, flow_for
+    from rules.events import Card, Stop
     from rules.match import Match
     from rules.script import UNDO, parse_script
 
@@ -60,13 +62,21 @@ def presses_for_script(text: str) -> list[tuple[int, list[str]]]:
             cards.append((event.label, []))
         elif isinstance(event, Stop) and event.player is None:
             cards[-1][1].append("ok")
-        elif isinstance(event, Target):
-            options = match.state.pending.options
-            cards[-1][1].extend(["next"] * options.index(event.player) + ["ok"])
         else:
-            raise ValueError(f"line {lineno}: {line!r} has no button in the demo")
+            choice = flow_for(script.config.game).choice(match.state)
+            presses = buttons_for(choice, event) if choice is not None and cards else None
+            if presses is None:
+                raise ValueError(f"line {lineno}: {line!r} has no button in the demo")
+            cards[-1][1].extend(presses)
         match.apply(event)
     return cards
+
+
+def _deck(text: str) -> str:
+    from rules.cards import GAME_DECKS
+    from rules.script import parse_script
+
+    return GAME_DECKS[parse_script(text).config.game]
 
 
 def make_game_video(text: str, out: Path, seed: int = 9, split: str = "heldout", **hard_cases) -> GameVideo:
@@ -87,8 +97,8 @@ def make_game_video(text: str, out: Path, seed: int = 9, split: str = "heldout",
         info = json.loads(done.read_text())
         log.info("using the cached deal video %s (%d frames)", frames_dir, info["frames"])
         return GameVideo(frames_dir, buttons_path, info["frames"], len(cards), info["presses"])
-    video = make_deal_video(np.random.default_rng(seed), [label for label, _ in cards], fps=FPS,
-                            split=split, **hard_cases, p_repeat=0.0)
+    video = make_deal_video(np.random.default_rng(seed), [label for label, _ in cards], deck=_deck(text),
+                            fps=FPS, split=split, **hard_cases, p_repeat=0.0)
     if len(video.events) != len(cards):
         raise RuntimeError("the deal video does not hold one placement per card")
     # After each card with buttons, pause on the last still frame before the table moves again.

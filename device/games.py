@@ -37,6 +37,19 @@ class Choice:
     options: tuple[Option, ...]
 
 
+def buttons_for(choice: Choice, event) -> list[str] | None:
+    """The presses that answer `choice` with `event` (`next` to the option, `ok`, per level), or
+    None if it does not offer it: how a button script is written for a table script."""
+    for i, option in enumerate(choice.options):
+        if option.then == event:
+            return ["next"] * i + ["ok"]
+        if isinstance(option.then, Choice):
+            deeper = buttons_for(option.then, event)
+            if deeper is not None:
+                return ["next"] * i + ["ok"] + deeper
+    return None
+
+
 def _by_player(pairs, make) -> tuple[Option, ...]:
     """[name, label] pairs as two levels: the player (their cards as detail), then the card."""
     players: dict[str, list[str]] = {}

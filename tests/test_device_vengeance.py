@@ -186,3 +186,34 @@ def test_vengeance_screens_render(tmp_path):
         assert 150 < np.asarray(image).sum() < 128 * 64 - 150      # drawn, neither blank nor solid
         save_preview(Shown(screen), OUT / f"vengeance-{name}.png")
     assert isinstance(screens["choice-swap"], ChoiceScreen)
+
+
+def _clean_scenarios() -> list[str]:
+    """The Vengeance and Brutal scenarios every line of which is accepted, without undo."""
+    from rules.script import UNDO, parse_script, replay_script
+
+    found = []
+    for path in sorted((Path(__file__).parent / "scenarios").glob("*/*.txt")):
+        script = parse_script(path.read_text())
+        if script.config.game.startswith("flip7-vengeance") and not script.errors \
+                and not replay_script(script).errors and all(e != UNDO for _, _, e in script.events):
+            found.append(f"{path.parent.name}/{path.name}")
+    return found
+
+
+@pytest.mark.parametrize("scenario", _clean_scenarios())
+def test_button_script_for_a_table_script_plays_it_back(tmp_path, scenario):
+    """device/demo.py writes the presses for a script's choices (a video's button script); those
+    presses on a table fed the same cards give the same game: log and scores."""
+    from device.demo import expected_summary, presses_for_script
+    from rules.script import parse_script
+
+    text = (Path(__file__).parent / "scenarios" / scenario).read_text()
+    script = parse_script(text)
+    config = script.config
+    p = Player(tmp_path, config.game, config.players, dealer=config.dealer)
+    for label, presses in presses_for_script(text):
+        p.card(label)
+        p.press(*presses)
+    assert p.log_lines()[3:] == [line.split("#", 1)[0].strip() for _, line, _ in script.events]
+    assert p.table.match.summary() == expected_summary(text)
