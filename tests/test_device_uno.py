@@ -230,3 +230,28 @@ def test_uno_screens_render(tmp_path):
         assert image.size == (128, 64) and image.mode == "1"
         assert 150 < np.asarray(image).sum() < 128 * 64 - 150      # drawn, neither blank nor solid
         save_preview(Shown(screen), OUT / f"uno-{name}.png")
+
+
+def test_game_chosen_in_the_menu_loads_its_deck(tmp_path):
+    """Menu > Game > UNO Flip: a new game, and the loop swaps in the UNO Flip deck's vision."""
+    from device import run
+    from device.config import DeviceConfig
+    from tests.test_device_loop import ScriptedDetector, _replay_args
+
+    uno_detector = ScriptedDetector({5: "red-4", 8: "red-9"})     # its feed calls count from the switch
+    buttons = "2 back hold\n" + "".join(f"{3 + k} next\n" for k in range(6)) + "9 ok\n10 next\n11 next\n12 next\n13 ok\n"
+    args = _replay_args(tmp_path, 30, buttons)
+    appliance = run.build(args, DeviceConfig(), detector=ScriptedDetector({1: "5"}))
+    asked = []
+
+    def vision_for(game):
+        asked.append(game)
+        return uno_detector, None, None
+    appliance.vision_for = vision_for
+    appliance.run()
+    assert asked == ["uno-flip"]
+    assert appliance.detector is uno_detector
+    log = (tmp_path / "state" / "game.txt").read_text().splitlines()
+    assert log[0] == "game uno-flip"
+    assert log[-2:] == ["start red-4", "play red-9"]
+    assert list((tmp_path / "state" / "games").glob("*.txt"))      # the Flip 7 game is archived

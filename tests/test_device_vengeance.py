@@ -217,3 +217,45 @@ def test_button_script_for_a_table_script_plays_it_back(tmp_path, scenario):
         p.press(*presses)
     assert p.log_lines()[3:] == [line.split("#", 1)[0].strip() for _, line, _ in script.events]
     assert p.table.match.summary() == expected_summary(text)
+
+
+# A Vengeance round through the real pipeline (the players seated so the first one deals): a deal,
+# a Steal (a player, then their card), a malus given, a Swap of two other players' cards, stops.
+VIDEO_SCRIPT = """game flip7-vengeance
+players cat ann ben
+card 5
+card 6
+card 12
+card steal
+take cat 12
+card -4
+target ben
+card swap
+swap ann 5 ben 6
+card 9
+stop
+card 3
+card 11
+stop
+stop
+"""
+
+
+@pytest.mark.skipif(not (Path(__file__).resolve().parent.parent / "models" / "flip7-vengeance.onnx").exists(),
+                    reason="models/flip7-vengeance.onnx (the Vengeance card classifier) is not built")
+def test_vengeance_round_from_video_and_buttons(tmp_path):
+    from types import SimpleNamespace
+
+    from device import run
+    from device.config import DeviceConfig
+    from device.demo import expected_summary, make_game_video
+
+    video = make_game_video(VIDEO_SCRIPT, tmp_path / "video", seed=2, split="train",
+                            p_on_top=0.0, p_pass=0.0, p_nudge=0.0)
+    args = SimpleNamespace(camera=f"replay:{video.frames_dir}", display="none",
+                           buttons=f"script:{video.buttons_path}", state=str(tmp_path / "state"),
+                           game="flip7-vengeance", players=["cat", "ann", "ben"], json=True, config=None)
+    appliance = run.build(args, DeviceConfig())
+    appliance.run()
+    assert appliance.table.match.summary() == expected_summary(VIDEO_SCRIPT)
+    assert appliance.stats.placements == 9
