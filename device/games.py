@@ -5,7 +5,8 @@ flashes. device/table.py keeps everything the games share (log, undo, menu, over
 A choice is a small tree walked with the buttons: `next` cycles the options of one level, `ok`
 takes the option shown — either an event (applied) or the next level (a player, then one of their
 cards) — and `back` steps back one level. An option may instead name a table action ("scores",
-"scan NAME").
+"scan NAME" = read the cards laid under the camera as (more of) NAME's hand, "rescan NAME" = read
+it afresh).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from dataclasses import dataclass
 
 from device.screens import FlashScreen, MessageScreen, TurnScreen, UnoScreen
 from rules.core import Notice, Refused
-from rules.events import (Bonus, Card, Caught, Challenge, Color, Draw, Pass, Penalize, Play, Start, Stop,
-                          SwapCards, Take, Target, Top, Uno)
+from rules.events import (Bonus, Card, Caught, Challenge, Color, Draw, Hand, Pass, Penalize, Play, Start,
+                          Stop, SwapCards, Take, Target, Top, Uno)
 
 GAME_NAMES = {"flip7": "Flip 7", "flip7-vengeance": "Vengeance", "flip7-vengeance-brutal": "Vengeance Brutal",
               "uno-flip": "UNO Flip"}
@@ -224,6 +225,17 @@ class UnoFlow:
             return Choice("Round over: hands", tuple(
                 Option(f"{name}'s hand", f"scan {name}", "lay it apart, ok: read") for name in pending.options))
         raise ValueError(f"no device choice for a pending {pending.kind}")
+
+    @staticmethod
+    def hand_choice(name: str, labels: tuple[str, ...]) -> Choice:
+        """A hand read: count it, add the cards that did not fit under the camera, or read it again."""
+        from rules.uno_flip import score_hand
+
+        cards = f"{len(labels)} card{'' if len(labels) == 1 else 's'}"
+        return Choice(f"{name}: {cards}, {score_hand(labels)} pts", (
+            Option("done", Hand(name, labels), "ok: count it"),
+            Option("more cards", f"scan {name}", "lay the rest, ok: read"),
+            Option("read again", f"rescan {name}", "lay it apart, ok: read")))
 
     @staticmethod
     def _challenges(state) -> tuple[Option, ...]:

@@ -23,7 +23,7 @@ from device.gamelog import GameLog, write_atomically
 from device.screens import ChoiceScreen, MenuScreen, MessageScreen, ScoresScreen
 from rules.cards import GAME_DECKS
 from rules.core import GameConfig, Notice, Refused
-from rules.events import Hand, Shuffle
+from rules.events import Shuffle
 from rules.match import Match
 from rules.script import format_event
 
@@ -79,6 +79,7 @@ class Table:
     choice_path: list[int] = field(default_factory=lambda: [0])   # the option shown at each level
     actions_open: bool = False       # UNO Flip: the list `next` opens on a turn
     scan_for: str | None = None      # whose hand the next frame is read as
+    hand_read: tuple[str, tuple[str, ...]] | None = None   # a hand read so far (a big one is laid in parts)
     menu_cursor: int = 0
     menu_value: int = 0
     mode_since: float = 0.0
@@ -110,11 +111,12 @@ class Table:
             return
         if unsure:
             self._message("Card not sure", f"{unsure} of {name}'s cards: lay them apart, then ok", inverted=True)
-            return
-        if self._apply(Hand(name, tuple(labels)), t):
-            from rules.uno_flip import score_hand
-
-            self._message(f"{name}: {len(labels)} cards", f"{score_hand(labels)} points")
+        elif not labels:      # only the round's winner holds no card: the hand is not laid out yet
+            self._message("No cards seen", f"lay {name}'s hand apart, then ok", inverted=True)
+        else:
+            before = self.hand_read[1] if self.hand_read and self.hand_read[0] == name else ()
+            self.hand_read = (name, before + tuple(labels))
+            self.choice_path = [0]
 
     def on_unsure(self, t: float) -> None:
         self._drop_message("Card not sure")
@@ -186,8 +188,10 @@ class Table:
             else:
                 self.actions_open = True
                 self.choice_path = [0]
-        elif isinstance(action, str) and action.startswith("scan "):
-            self.scan_for = action.removeprefix("scan ")
+        elif isinstance(action, str) and action.startswith(("scan ", "rescan ")):
+            verb, _, self.scan_for = action.partition(" ")
+            if verb == "rescan":
+                self.hand_read = None
             self.request = "scan hand"
         else:
             self._apply(action, t)
@@ -358,7 +362,10 @@ class Table:
     def _choice(self) -> Choice | None:
         """The choice the buttons walk now: the game's pending decision, or UNO Flip's turn actions."""
         state = self.match.state
-        if state.pending is not None:
+        pending = state.pending
+        if pending is not None and pending.kind == "hand" and self.hand_read and self.hand_read[0] in pending.options:
+            return self.flow.hand_choice(*self.hand_read)
+        if pending is not None:
             return self.flow.choice(state)
         if self.actions_open and state.turn is not None:
             return self.flow.actions(state)
@@ -380,6 +387,7 @@ class Table:
     def _close_choice(self) -> None:
         self.choice_path = [0]
         self.actions_open = False
+        self.hand_read = None
 
     def _scores(self, title: str, t: float, footer: str) -> ScoresScreen:
         totals = self.match.totals

@@ -49,6 +49,7 @@ def _act(p: Player, line: str) -> None:
         assert p.table.screen(p.t) == MessageScreen("Reading", (f"{rest[0]}'s hand",))
         p.table.request = None                           # the frame loop reads the next frame
         p.table.on_hand_read(rest[1:], 0, p.t)
+        p.choose("done")
     else:
         raise AssertionError(f"no device action for {line!r}")
 
@@ -184,10 +185,36 @@ def test_hand_read_at_the_end_of_a_round(tmp_path):
     assert p.table.match.state.pending.kind == "hand"
     p.press("ok")
     p.table.request = None
-    p.table.on_hand_read(["blue-3", "wild"], 0, p.t)
+    p.table.on_hand_read([], 0, p.t)                      # ok pressed before the hand was laid
+    assert p.flashes()[-1].title == "No cards seen"
+    p.press("ok")
+    p.table.request = None
+    p.table.on_hand_read(["blue-3"], 0, p.t)
+    screen = p.shown()
+    assert (screen.question, screen.option) == ("ben: 1 card, 3 pts", "done")
+    p.choose("more cards")                               # the rest of a hand too big for the camera
+    assert p.table.request == "scan hand"
+    p.table.request = None
+    p.table.on_hand_read(["wild"], 0, p.t)
+    assert p.shown().question == "ben: 2 cards, 43 pts"
+    p.choose("done")
     assert p.log_lines()[-1] == "hand ben blue-3 wild"
     assert p.table.match.totals["ann"] == 43
-    assert "ben: 2 cards" in overlay_titles(p.flashes())
+    assert p.table.hand_read is None
+
+
+def test_hand_read_again(tmp_path):
+    p = _one_card_left(tmp_path)
+    p.card("blue-6")
+    p.card("blue-5")
+    p.press("ok")
+    p.table.request = None
+    p.table.on_hand_read(["blue-3", "blue-3"], 0, p.t)   # a card read twice: read it again
+    p.choose("read again")
+    p.table.request = None
+    p.table.on_hand_read(["blue-3"], 0, p.t)
+    p.choose("done")
+    assert p.log_lines()[-1] == "hand ben blue-3"
 
 
 def test_hand_scanned_by_the_frame_loop(tmp_path):
@@ -199,7 +226,7 @@ def test_hand_scanned_by_the_frame_loop(tmp_path):
     plays = ("red-1", "red-2", "red-3", "red-4", "red-5", "red-6", "red-7", "red-8", "red-9", "blue-9", "blue-8",
              "blue-7", "blue-6", "blue-5")
     cards = {2 + 2 * i: label for i, label in enumerate(plays)}
-    args = _replay_args(tmp_path, 40, "34 ok\n", players=("ann", "ben"))
+    args = _replay_args(tmp_path, 40, "34 ok\n37 ok\n", players=("ann", "ben"))   # read, then done
     args.game = "uno-flip"
     appliance = run.build(args, DeviceConfig(), detector=ScriptedDetector(cards))
     frames_read = []
