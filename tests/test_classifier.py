@@ -131,8 +131,6 @@ def test_committed_model_matches_the_deck_and_runs_on_one_thread_without_spinnin
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
 
 
-@pytest.mark.xfail(strict=False, reason="flip7 model of 828c960 (reject min_confidence 0.46, min_margin 0): "
-                   "2 of 12 held-out table crops are named (a 5 at 0.61, a freeze at 0.54); reported")
 def test_blank_table_and_hand_crops_are_never_named(model):
     from vision.geometry import warp_card
     from vision.synth import draw_hand, make_surface
