@@ -1,9 +1,10 @@
 """The device's calibration walk: the user shows each card of their deck once, the device learns
 its look (vision.adapt) and keeps the profile in the state directory.
 
-Screens (OLED): "CALIBRATE 3/22" / "show: 7 — ok" / "card seen" or "no card yet". Buttons:
-`ok` takes the card lying in the deal zone for the label shown (only when a card is seen) and
-goes on; `next` skips this label (a label never shown keeps its old samples, or is read "not
+Screens (OLED): "CALIBRATE 3/22" / "show: 7 — ok" / "card seen", "no card yet" or "take it
+away". Buttons: `ok` takes the card lying in the deal zone for the label shown (only when a card
+is seen) and goes on; after a card is taken, the next is only seen once the zone has been clear
+for a frame, so a card left lying is never learnt as the next label; `next` skips this label (a label never shown keeps its old samples, or is read "not
 sure"); `back` returns to the previous label; `back` held stops without saving. After the last
 label the profile is written (atomically) and `finished` is set; `result` holds the calibrated
 classifier for the placement detector.
@@ -68,6 +69,7 @@ class CalibrationFlow:
         self.picking = pick
         self.crops: dict[str, list] = {}
         self.current = None          # the crop of the card now in view, or None
+        self.cleared = True          # the zone was clear since the last card was taken
         self.finished = False
         self.result = None           # the CalibratedClassifier once saved
         self.summary = ""
@@ -84,7 +86,8 @@ class CalibrationFlow:
         if self.finished or self.picking:
             return
         quads = find_cards(frame_bgr)
-        self.current = warp_card(frame_bgr, max(quads, key=cv2.contourArea)) if quads else None
+        self.cleared = self.cleared or not quads
+        self.current = warp_card(frame_bgr, max(quads, key=cv2.contourArea)) if quads and self.cleared else None
 
     def on_button(self, press: ButtonPress) -> None:
         if self.finished:
@@ -102,7 +105,7 @@ class CalibrationFlow:
         elif press.button == "ok":
             if self.current is not None:
                 self.crops.setdefault(self.labels[self.index], []).append(self.current)
-                self.current = None  # the next label needs a card seen afresh
+                self.current, self.cleared = None, False  # the next label needs the zone cleared first
                 self._advance()
         elif press.button == "next":
             self._advance()
@@ -118,7 +121,7 @@ class CalibrationFlow:
         label = self.labels[self.index]
         if self.picking:
             return ChoiceScreen("calibrate which card?", label, f"{self.index + 1}/{len(self.labels)}")
-        seen = "card seen" if self.current is not None else "no card yet"
+        seen = "card seen" if self.current is not None else "no card yet" if self.cleared else "take it away"
         return MessageScreen(f"CALIBRATE {self.index + 1}/{len(self.labels)}", (f"show: {label} — ok", seen))
 
     # -- inner -----------------------------------------------------------------------------------

@@ -226,6 +226,12 @@ def _frame_with(label: str, seed: int) -> np.ndarray:
     return frame
 
 
+def _empty_table(seed: int) -> np.ndarray:
+    from vision.synth import make_surface
+
+    return make_surface(np.random.default_rng(seed), (640, 480), "heldout").astype(np.uint8)
+
+
 def test_menu_walk_with_scripted_buttons(tmp_path, base):
     path = profile_path(tmp_path, DECK)
     flow = CalibrationFlow(base, DECK, path)
@@ -235,10 +241,16 @@ def test_menu_walk_with_scripted_buttons(tmp_path, base):
     flow.on_frame(_frame_with("0", 1))
     assert flow.screen().lines[1] == "card seen"
     flow.on_button(ButtonPress("ok"))                 # 0 learnt
+    flow.on_frame(_frame_with("0", 1))                # the 0 still lies there: not taken for 1
+    assert flow.screen().lines == ("show: 1 — ok", "take it away")
+    flow.on_button(ButtonPress("ok"))
+    assert flow.index == 1
+    flow.on_frame(_empty_table(3))
     flow.on_frame(_frame_with("1", 2))
     flow.on_button(ButtonPress("ok"))                 # 1 learnt
     flow.on_button(ButtonPress("back"))               # ... back to 1, its sample dropped
     assert flow.screen().lines[0] == "show: 1 — ok" and "1" not in flow.crops
+    flow.on_frame(_empty_table(2))
     flow.on_frame(_frame_with("1", 6))
     assert flow.screen().lines[1] == "card seen"
     flow.on_button(ButtonPress("ok"))
