@@ -11,7 +11,8 @@ of this very deck. At run time a crop's embedding is compared with them; no trai
 PyTorch, only numpy.
 
 Scoring (numbers in CalibrationParams, tuned with `python -m vision.foreign_eval --tune` on
-foreign printings and scenes never used for the figures reported):
+foreign printings and printings of the training family in held-out fonts, scenes never used for
+the figures reported; models/calibration.md):
 * embeddings are centred on the profile's mean card (the mean over labels of each label's mean)
   and scaled to unit length, so cosine similarity measures what tells this deck's cards apart
   rather than what all cards share ("simple shot" normalisation);
@@ -35,7 +36,6 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 import time
 import zipfile
 from dataclasses import asdict, dataclass, field
@@ -44,8 +44,6 @@ from pathlib import Path
 import numpy as np
 
 from vision.classifier import NO_CARD, NOT_SURE, CardClassifier, Prediction
-
-log = logging.getLogger(__name__)
 
 PROFILE_FORMAT = "tablemate-calibration-profile"
 PROFILE_VERSION = 1
