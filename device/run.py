@@ -104,6 +104,8 @@ def build(args: argparse.Namespace, config, detector=None):
     match, game_log, problems = open_game(state_dir, args.game, args.players, config, settings)
     table = Table(match, game_log, config.game.names, settings, settings_path,
                   flash_seconds=config.display.flash_seconds)
+    if detector is None:
+        table.games = games_with_a_model(config)
     for problem in problems:
         table.show_problem("Game log repaired", problem)
     recording = args.display.startswith(("gif:", "png:"))
@@ -118,6 +120,16 @@ def build(args: argparse.Namespace, config, detector=None):
     return Appliance(FrameSource(camera, config.camera), detector, table, display, buttons, held=[lock],
                      start_calibration=start_calibration,
                      vision_for=vision_for(config, state_dir) if start_calibration else None)
+
+
+def games_with_a_model(config) -> tuple[str, ...]:
+    """The games whose deck has a card classifier: a game chosen in the menu must be readable."""
+    from device.games import GAME_NAMES
+    from rules.cards import GAME_DECKS
+    from vision.classifier import MODELS_DIR
+
+    folder = Path(config.models_dir) if config.models_dir else MODELS_DIR
+    return tuple(game for game in GAME_NAMES if (folder / f"{GAME_DECKS[game]}.onnx").exists())
 
 
 def vision_for(config, state_dir: Path):

@@ -35,7 +35,6 @@ CONFIRM_SECONDS = 8.0          # an undo or menu left alone this long goes back 
 MESSAGE_SECONDS = 3.0
 SEEN_SECONDS = 0.6             # a flash shown this long may give way to the next event
 CHOICE_JUMP = 5                # `next` held skips this many options (a count of cards drawn)
-GAMES = tuple(GAME_NAMES)        # the order the "Game" menu item cycles through
 
 
 @dataclass
@@ -72,6 +71,7 @@ class Table:
     settings_path: Path
     flash_seconds: float = 1.6
     on_brightness: Callable[[int], None] = lambda level: None
+    games: tuple[str, ...] = tuple(GAME_NAMES)   # what the "Game" menu item offers (those with a model)
     # for the frame loop: "shutdown", "calibrate", "calibrate card", "game" (the deck changed: new
     # vision), "scan hand" (read the hand laid under the camera, then call on_hand_read)
     request: str | None = None
@@ -221,7 +221,8 @@ class Table:
                 self._enter("confirm_new", t)
             elif item == "Game":
                 self._enter("game", t)
-                self.menu_value = GAMES.index(self.match.config.game)
+                game = self.match.config.game
+                self.menu_value = self.games.index(game) if game in self.games else 0
             elif item == "Players":
                 self._enter("players", t)
                 self.menu_value = len(self.match.config.players)
@@ -254,10 +255,10 @@ class Table:
     def _button_game(self, press: ButtonPress, t: float) -> None:
         self.mode_since = t
         if press.button == "next":
-            self.menu_value = (self.menu_value + 1) % len(GAMES)
+            self.menu_value = (self.menu_value + 1) % len(self.games)
         elif press.button == "ok":
             self.mode = "play"
-            self._new_game(self.match.config.players, t, GAMES[self.menu_value])
+            self._new_game(self.match.config.players, t, self.games[self.menu_value])
         else:
             self.mode = "menu"
 
@@ -409,8 +410,8 @@ class Table:
             items = tuple(self._menu_label(item) for item in self.flow.menu_items)
             return MenuScreen("MENU", items, self.menu_cursor % len(items))
         if self.mode == "game":
-            return ChoiceScreen("Game: new game", GAME_NAMES[GAMES[self.menu_value]],
-                                f"{self.menu_value + 1}/{len(GAMES)}")
+            return ChoiceScreen("Game: new game", GAME_NAMES[self.games[self.menu_value]],
+                                f"{self.menu_value + 1}/{len(self.games)}")
         if self.mode == "players":
             return ChoiceScreen("Players: new game", f"{self.menu_value} players", f"2-{self.flow.max_players}",
                                 " ".join(self.names[: self.menu_value]))

@@ -6,7 +6,6 @@ driven with cards and presses directly, reading the screen like a player (the cl
 the point here); the loop test runs the frame loop with a scripted detector and hand reader."""
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 

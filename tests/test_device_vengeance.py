@@ -259,3 +259,22 @@ def test_vengeance_round_from_video_and_buttons(tmp_path):
     appliance.run()
     assert appliance.table.match.summary() == expected_summary(VIDEO_SCRIPT)
     assert appliance.stats.placements == 9
+
+
+def test_menu_offers_only_games_with_a_model(tmp_path):
+    from types import SimpleNamespace
+
+    from device.run import games_with_a_model
+
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "flip7.onnx").write_bytes(b"")
+    (models / "flip7-vengeance.onnx").write_bytes(b"")
+    games = games_with_a_model(SimpleNamespace(models_dir=str(models)))
+    assert games == ("flip7", "flip7-vengeance", "flip7-vengeance-brutal")
+    p = Player(tmp_path, "flip7", ("ann", "ben", "cat"))
+    p.table.games = games
+    p.press("back hold")
+    items = p.table.screen(p.t).items
+    p.press(*["next"] * items.index("Game: Flip 7"), "ok", "next", "next", "next")   # wraps after Brutal
+    assert p.table.screen(p.t).option == "Flip 7"
