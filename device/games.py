@@ -111,7 +111,7 @@ class FlipFlow:
         return Choice(f"{by}: SWAP first card", _by_player(partners, first))
 
     def on_turn(self, state, button: str):
-        """What a short `ok` / `next` does on a turn: an event, a table action or None."""
+        """What a short `ok` / `next` does on a turn: an event, a table action, a screen to show."""
         return Stop() if button == "ok" else "scores"
 
     def refusal_screen(self, state, event, refusal: Refused):
@@ -187,6 +187,11 @@ UNO_MUST = {"start": "turn a start card", "top": "show the top card", "play": "p
 
 def _uno_words(label: str) -> str:
     return label.replace("-", " ")
+
+
+# what to do instead, when `ok` (draw) does nothing
+OK_HINTS = {"start": "turn the first card onto the pile", "top": "let the camera see the pile",
+            "play_or_pass": "play the card drawn, or next: pass"}
 
 
 class UnoFlow:
@@ -267,7 +272,7 @@ class UnoFlow:
             return Draw()
         if must["action"] == "draw":
             return Draw(must["count"])        # the whole penalty at once
-        return None
+        return MessageScreen(UNO_MUST[must["action"]], (OK_HINTS[must["action"]],))
 
     def refusal_screen(self, state, event, refusal: Refused):
         """An illegal play flashes like a bust: who, and the card on what, to be taken back."""

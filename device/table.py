@@ -173,11 +173,13 @@ class Table:
         self._do(self.flow.on_turn(self.match.state, press.button), t)
 
     def _do(self, action, t: float) -> None:
-        """An option taken or a turn button: an event, the next level of a choice, or a table action."""
-        if action is None:
-            return
+        """An option taken or a turn button: an event, the next level of a choice, a table action,
+        or a hint to show."""
         if isinstance(action, Choice):
             self.choice_path.append(0)
+        elif isinstance(action, MessageScreen):   # a hint: what to do instead
+            self._drop_message(action.title)
+            self.show(action)
         elif action == "scores":
             self.actions_open = False
             self._show_scores("SCORES", t)   # a look at the totals; ok or the next card dismisses it

@@ -97,6 +97,9 @@ def test_draw_then_play_the_drawn_card_or_pass(tmp_path):
     p.press("ok")                                         # ann draws
     assert p.log_lines()[-1] == "draw"
     assert p.shown().doing == "play it, or pass" and p.shown().held == 8
+    p.press("ok")                                         # one draw a turn: what to do instead
+    assert p.flashes()[-1] == MessageScreen("play it, or pass", ("play the card drawn, or next: pass",))
+    assert p.log_lines()[-1] == "draw"
     p.press("next")                                       # the turn's actions: pass first
     assert (p.shown().option, p.shown().position) == ("pass", "1/2")
     p.press("back")                                       # closed again, nothing done
