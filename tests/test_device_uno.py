@@ -64,7 +64,10 @@ def test_a_whole_round_on_three_buttons(tmp_path):
     script = parse_script(WHOLE_ROUND.read_text())
     expected = Match.replay(script.config, [event for _, _, event in script.events])
     assert p.table.match.summary() == expected.summary()
-    assert p.table.scores_title == "ROUND 1"             # the round's scores are shown
+    scores = p.shown()                                  # the round's scores, then the next round's start
+    assert scores.title == "ROUND 1" and scores.rows[0] == ("ann", "+307", 307)
+    p.press("ok")
+    assert p.shown().doing == "turn a start card"
 
 
 def _started(tmp_path) -> Player:
