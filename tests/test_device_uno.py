@@ -287,3 +287,21 @@ def test_game_chosen_in_the_menu_loads_its_deck(tmp_path):
     assert log[0] == "game uno-flip"
     assert log[-2:] == ["start red-4", "play red-9"]
     assert list((tmp_path / "state" / "games").glob("*.txt"))      # the Flip 7 game is archived
+
+
+def test_read_hand_finds_every_card_lying_apart():
+    """device/handscan.py on a generated photo of cards lying apart (any deck with a model; the
+    UNO Flip one is trained separately). This checks the wiring (find, warp, classify, order);
+    how often whole hands read exactly is vision's figure (the table confirms each hand read)."""
+    import pytest
+
+    if not (REPO / "models" / "flip7.onnx").exists():
+        pytest.skip("models/flip7.onnx is not built")
+    from device.handscan import read_hand
+    from vision.classifier import CardClassifier
+    from vision.synth import make_scene
+
+    labels = ["3", "9", "freeze", "12"]
+    frame, _ = make_scene(np.random.default_rng(1), labels, deck="flip7", split="train", apart=True)
+    read, unsure = read_hand(frame, CardClassifier.load("flip7"))
+    assert sorted(read) == sorted(labels) and unsure == 0
