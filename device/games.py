@@ -207,10 +207,12 @@ class UnoFlow:
         action = must["action"] if must else None
         if action == "start":
             return Start(label)
-        if action == "top" or (action == "hand" and state.summary()["top"] is None):
+        if action == "top":
             return Top(label)
         if action in ("hand", None):
-            return None             # the hands laid to be read, or the game is over
+            # the hands laid out to be read (even after a last Flip, whose top card scores
+            # nothing), or the game is over
+            return None
         return Play(label)
 
     def choice(self, state) -> Choice | None:
