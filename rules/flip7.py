@@ -408,9 +408,11 @@ class FlipTableState:
             self.turn_index = -1
             notices.append(Notice("game_over", self.players[self.winner]))
             return
+        discard = self.discard
         for row in self.cards:
             for cid in row:
-                self._to_discard(cid)
+                discard[cid] += 1
+            self.discard_left += len(row)
         self._start_round((self.dealer_index + 1) % n)
 
     def cards_everywhere(self) -> list[int]:

@@ -21,7 +21,7 @@ ENGINES: dict[str, str] = {
     "uno-flip": "rules.uno_flip:UnoFlipState",
 }
 
-CHECKPOINT_EVERY = 64
+CHECKPOINT_EVERY = 256     # an undo refolds at most this many events (well under a millisecond)
 
 
 def engine_class(game: str):

@@ -30,8 +30,13 @@ class RandomTable:
     def next_card(self, state) -> Card:
         if not self.pile:               # the first deck, or the discard pile shuffled into a new one
             labels, counts, _ = state.draw_pile()
-            self.pile = [CARDS.setdefault(labels[i], Card(labels[i])) for i, c in enumerate(counts) for _ in range(c)]
-            self.rng.shuffle(self.pile)
+            pile = []
+            for label, count in zip(labels, counts):
+                if count:
+                    card = CARDS.get(label) or CARDS.setdefault(label, Card(label))
+                    pile += [card] * count
+            shuffle_key = self.rng.random       # sorting by random keys: a uniform shuffle, cheaper than shuffle()
+            self.pile = sorted(pile, key=lambda _: shuffle_key())
         return self.pile.pop()
 
     def next_event(self, state):
