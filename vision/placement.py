@@ -157,6 +157,8 @@ class PlacementDetector:
         for c in locate_candidates(frame, min_area_frac=self.min_card_frac, max_area_frac=self.max_card_frac):
             probs = self._probabilities(frame, [c.quad])[0]
             self._known.append(_Known(c.quad, self.classifier.decide(probs).label, _look(frame, c.quad), c.score))
+        log.debug("start: cards already on the table %s",
+                  [(k.label, k.quad.mean(axis=0).round().tolist()) for k in self._known])
 
     def _settled(self, frame, tiny, frame_index) -> list[VisionEvent]:
         mid = self._mid(frame)
@@ -212,14 +214,22 @@ class PlacementDetector:
                       frame_index, p.quad.mean(axis=0).round(), p.changed, p.score, prediction.label,
                       prediction.confidence, prediction.reason or "", moved if revealed is None else revealed)
             if revealed is not None:
-                used.add(revealed)           # still where it was: keep its outline as first seen
-                continue
+                used.add(revealed)
+                k = self._known[revealed]
+                if quad_iou(p.quad, k.quad) < 0.7:   # dragged: its outline is where it lies now
+                    k.quad, k.look, k.score = p.quad, look, p.score
+                continue                     # otherwise keep its outline as first seen
             if moved is not None:
                 used.add(moved)
                 k = self._known[moved]
                 if vacated[moved] or p.score >= k.score:   # in place, only a better view replaces it
                     k.quad, k.look, k.score = p.quad, look, p.score
                 k.label = prediction.label or k.label
+                continue
+            if p.changed < 0.7 and self._under_a_card_that_left(p.quad, vacated):
+                # Uncovered, not dealt: part of it was in view all along (a card landing changes
+                # nearly all of its place), and a card that lay over it has gone.
+                self._known.append(_Known(p.quad, prediction.label, look, p.score))
                 continue
             if prediction.label is not None:
                 events.append(Placement(prediction.label, prediction.confidence, p.quad, frame_index))
@@ -348,6 +358,11 @@ class PlacementDetector:
             return -1.0
         return cv2.countNonZero(cv2.bitwise_and(region, mask)) / left
 
+    def _under_a_card_that_left(self, quad, vacated) -> bool:
+        area = quad_area(quad)
+        return any(vacated[i] and cv2.intersectConvexConvex(quad, k.quad)[0] >= 0.25 * area
+                   for i, k in enumerate(self._known[:len(vacated)]))
+
     def _where_a_card_was(self, quad) -> bool:
         """The quad is the place a known card left (its outline stays in the change)."""
         return any(quad_iou(quad, k.quad) >= 0.7 for k in self._known)
@@ -383,13 +398,13 @@ class PlacementDetector:
         if label is None:
             return None
         for i, k in enumerate(self._known):
-            if i in used or k.label != label or quad_iou(quad, k.quad) < 0.7:
+            if i in used or k.label != label:
                 continue
-            if changed < 0.7 or any(vacated[i + 1:]):
+            iou = quad_iou(quad, k.quad)
+            if iou >= 0.7 and (changed < 0.7 or any(vacated[i + 1:])):
                 return i
-        return None
-        for i, k in enumerate(self._known):
-            if i not in used and k.label == label and quad_iou(quad, k.quad) >= 0.7:
+            # Dragged a little by a card slid off it: still mostly the picture that was there.
+            if iou >= 0.3 and changed < 0.5:
                 return i
         return None
 
