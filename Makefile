@@ -39,6 +39,9 @@ evaluate: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/rules_bench.py
+	$(PY) bench/vengeance_bench.py
+	$(PY) bench/vision_bench.py
+	$(PY) bench/device_bench.py
 
 clean:
 	rm -rf $(VENV) out build *.egg-info

@@ -180,8 +180,9 @@ class FlipTableState:
         return self._score(self.turn_index) if self.turn_index >= 0 else 0
 
     def stop_allowed(self) -> bool:
-        if self.choice is None and not (self.over or self.stack or self.dealing):
-            return True                          # the common case, on a normal turn
+        if self.choice is None and not (self.over or self.stack):
+            # the common cases: a turn, or the deal reaching a player who already holds cards
+            return not self.dealing or bool(self.cards[self.turn_index])
         return self._stop_refusal(None) is None
 
     def card_counts(self) -> dict[str, int]:
