@@ -184,11 +184,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=9, help="deal video seed")
     parser.add_argument("--split", default="heldout", choices=("train", "heldout"),
                         help="card and table looks for the video (heldout: never seen in training)")
+    parser.add_argument("--hard", action="store_true",
+                        help="deal with the hard cases too (cards on top of others, hands passing over, "
+                             "nudges): the detector still misses about 1.5%% of those placements "
+                             "(models/flip7.md), so a long game then rarely reads through")
     args = parser.parse_args(argv)
     setup_logging()
     started = time.monotonic()
     text = args.script.read_text(encoding="utf-8")
-    video = make_game_video(text, args.out, args.seed, args.split)
+    # The demo shows the whole pipeline on an unseen print; `make evaluate` measures the hard cases.
+    plain = {} if args.hard else {"p_on_top": 0.0, "p_pass": 0.0, "p_nudge": 0.0}
+    video = make_game_video(text, args.out, args.seed, args.split, **plain)
     state = args.out / "state"
     shutil.rmtree(state, ignore_errors=True)   # a fresh game each time
     gif = args.out / "oled.gif"
