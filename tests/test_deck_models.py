@@ -10,7 +10,7 @@ import pytest
 from rules.cards import DECKS
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
-DECK_IDS = ("flip7-vengeance",)
+DECK_IDS = ("flip7-vengeance", "uno-flip")
 
 
 @pytest.mark.parametrize("deck", DECK_IDS)
@@ -61,7 +61,7 @@ def test_model_reads_held_out_crops(deck):
     assert (~accepted[~is_card]).mean() >= 0.9      # not-a-card crops are turned away, not guessed
 
 
-@pytest.mark.parametrize("deck,label", [("flip7-vengeance", "unlucky-7")])
+@pytest.mark.parametrize("deck,label", [("flip7-vengeance", "unlucky-7"), ("uno-flip", "pink-9")])
 def test_classify_command_loads_the_deck_model(deck, label, tmp_path, capsys):
     """`tablemate classify --deck DECK IMAGE` on a photo of one card lying on a plain table."""
     import cv2
