@@ -91,3 +91,20 @@ class GameConfig:
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "GameConfig":
         return cls(d["game"], tuple(d["players"]), d.get("dealer"), dict(d.get("options", {})))
+
+
+def seat_map(players: tuple[str, ...]) -> dict[str, int]:
+    """Name -> seat index, under the name as written and in lower case (names are case-insensitive)."""
+    seats = {name.lower(): i for i, name in enumerate(players)}
+    seats.update({name: i for i, name in enumerate(players)})
+    return seats
+
+
+def seat_of(seats: dict[str, int], name: str) -> int:
+    """The seat of `name` in a `seat_map`; Refused when nobody is called that."""
+    i = seats.get(name)
+    if i is None:
+        i = seats.get(name.lower())
+        if i is None:
+            raise Refused(f"there is no player called {name}")
+    return i

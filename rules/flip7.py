@@ -23,7 +23,7 @@ import copy
 from typing import Any
 
 from rules.cards import DECKS
-from rules.core import GameConfig, Notice, Pending, Refused, RoundResult
+from rules.core import GameConfig, Notice, Pending, Refused, RoundResult, seat_map, seat_of
 from rules.events import Card, Shuffle, Stop, Target
 
 DECK = DECKS["flip7"]
@@ -100,7 +100,7 @@ class FlipTableState:
 
     def __init__(self, config: GameConfig):
         self.players = tuple(config.players)
-        self.seat = _seats(self.players)
+        self.seat = seat_map(self.players)
         n = len(self.players)
         self._configure(config.options, n)
         self.deck = self.full_deck()
@@ -197,12 +197,7 @@ class FlipTableState:
 
     # ---- events ------------------------------------------------------------------------------
     def _player(self, name: str) -> int:
-        i = self.seat.get(name)
-        if i is None:
-            i = self.seat.get(name.lower())
-            if i is None:
-                raise Refused(f"there is no player called {name}")
-        return i
+        return seat_of(self.seat, name)
 
     def _refuse_if_waiting(self, what: str) -> None:
         if self.over:
@@ -455,7 +450,7 @@ class FlipTableState:
             raise ValueError(f"not a version-{STATE_VERSION} {cls.game} state")
         state = cls.__new__(cls)
         state.players = tuple(data["players"])
-        state.seat = _seats(state.players)
+        state.seat = seat_map(state.players)
         d = data["state"]
         fields = state._fields()
         missing = [name for name in fields if name not in d]
@@ -749,11 +744,6 @@ class Flip7State(FlipTableState):
         return [Target(self.players[i]) for i in self.choice[2]]
 
 
-def _seats(players: tuple[str, ...]) -> dict[str, int]:
-    """Name -> seat index, under the name as written and in lower case (names are case-insensitive)."""
-    seats = {name.lower(): i for i, name in enumerate(players)}
-    seats.update({name: i for i, name in enumerate(players)})
-    return seats
 
 
 def _choice_words(purpose: str, card: int) -> str:

@@ -51,7 +51,7 @@ import copy
 from typing import Any
 
 from rules.cards import DECKS, UNO_DARK_COLORS, UNO_LIGHT_COLORS
-from rules.core import GameConfig, Notice, Pending, Refused, RoundResult
+from rules.core import GameConfig, Notice, Pending, Refused, RoundResult, seat_map, seat_of
 from rules.events import Caught, Challenge, Color, Draw, Hand, Pass, Play, Start, Top, Uno
 
 DECK = DECKS["uno-flip"]
@@ -140,7 +140,7 @@ class UnoFlipState:
         if not MIN_PLAYERS <= n <= MAX_PLAYERS:
             raise ValueError(f"UNO Flip is played by {MIN_PLAYERS} to {MAX_PLAYERS} players, not {n}")
         self.players = tuple(config.players)
-        self.seat = _seats(self.players)
+        self.seat = seat_map(self.players)
         self.totals = [0] * n
         self.results: list[RoundResult] = []
         self.round = 0
@@ -346,12 +346,7 @@ class UnoFlipState:
         raise Refused(f"{type(event).__name__.lower()} is not an event of UNO Flip")
 
     def _player(self, name: str) -> int:
-        i = self.seat.get(name)
-        if i is None:
-            i = self.seat.get(name.lower())
-            if i is None:
-                raise Refused(f"there is no player called {name}")
-        return i
+        return seat_of(self.seat, name)
 
     def _face(self, label: str) -> int:
         f = FACE_ID.get(label)
@@ -816,7 +811,7 @@ class UnoFlipState:
             raise ValueError(f"not a version-{STATE_VERSION} {cls.game} state")
         state = cls.__new__(cls)
         state.players = tuple(data["players"])
-        state.seat = _seats(state.players)
+        state.seat = seat_map(state.players)
         d = data["state"]
         missing = [name for name in cls._FIELDS + ("results",) if name not in d]
         if missing:
@@ -894,10 +889,3 @@ class UnoFlipState:
         """Cards in the draw pile, the discard pile, set aside and in hands (HANDS: as tracked):
         always the 112 cards of the deck (the conservation law the tests check)."""
         return self.draw_left + self.pile + self.set_aside + sum(self.hands)
-
-
-def _seats(players: tuple[str, ...]) -> dict[str, int]:
-    """Name -> seat index, under the name as written and in lower case (names are case-insensitive)."""
-    seats = {name.lower(): i for i, name in enumerate(players)}
-    seats.update({name: i for i, name in enumerate(players)})
-    return seats
