@@ -169,7 +169,7 @@ def match_events(truth: list, detected: list, fps: int) -> dict:
 def video_report(deck: str, models_dir: Path, seed: int, placements: int, split: str) -> dict:
     from rules.cards import DECKS
     from vision.classifier import CardClassifier
-    from vision.placement import Placement, PlacementDetector, Unsure
+    from vision.placement import Placement, PlacementDetector
     from vision.synth import make_deal_video
 
     labels = DECKS[deck].labels
@@ -263,15 +263,10 @@ def main(argv: list[str] | None = None) -> int:
         metrics["seeds"]["scenes"] = args.seed + 3
         log.info("scenes: %s", json.dumps(metrics["scenes"]))
     if args.placements:
-        try:
-            import vision.placement  # noqa: F401  (owned by vision-runtime; may land later)
-        except ImportError as error:
-            log.warning("deal video skipped: %s", error)
-        else:
-            log.info("deal video: %d placements (%s split, seed %d)", args.placements, args.split, args.seed + 2)
-            metrics["video"] = video_report(args.deck, models_dir, args.seed + 2, args.placements, args.split)
-            metrics["seeds"]["video"] = args.seed + 2
-            log.info("deal video: %s", json.dumps(metrics["video"]))
+        log.info("deal video: %d placements (%s split, seed %d)", args.placements, args.split, args.seed + 2)
+        metrics["video"] = video_report(args.deck, models_dir, args.seed + 2, args.placements, args.split)
+        metrics["seeds"]["video"] = args.seed + 2
+        log.info("deal video: %s", json.dumps(metrics["video"]))
     metrics["command"] = "python -m vision.evaluate " + " ".join(argv if argv is not None else sys.argv[1:])
     metrics["minutes"] = round((time.perf_counter() - t0) / 60, 1)
     if not args.dry_run:
