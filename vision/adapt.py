@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vision.classifier import NO_CARD, NOT_SURE, CardClassifier, Prediction
+from vision.classifier import CardClassifier, Prediction, reject_rule
 
 PROFILE_FORMAT = "tablemate-calibration-profile"
 PROFILE_VERSION = 1
@@ -302,16 +302,8 @@ class CalibratedClassifier:
         return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
 
     def decide(self, probs: np.ndarray) -> Prediction:
-        order = np.argsort(probs)[::-1]
-        best, second = int(order[0]), int(order[1])
-        confidence = float(probs[best])
-        if not np.isfinite(confidence):
-            return Prediction(None, 0.0, NOT_SURE)
-        if best == self.spec.none_index:
-            return Prediction(None, confidence, NO_CARD)
-        if confidence < self.params.min_confidence or confidence - float(probs[second]) < self.params.min_margin:
-            return Prediction(None, confidence, NOT_SURE)
-        return Prediction(self.spec.classes[best], confidence, None)
+        return reject_rule(probs, self.spec.classes, self.spec.none_index,
+                           self.params.min_confidence, self.params.min_margin)
 
     def classify(self, crop_bgr: np.ndarray) -> Prediction:
         return self.classify_batch([crop_bgr])[0]

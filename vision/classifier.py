@@ -154,16 +154,8 @@ class CardClassifier:
 
     def decide(self, probs: np.ndarray) -> Prediction:
         """The reject rule applied to one probability vector (possibly averaged over frames)."""
-        order = np.argsort(probs)[::-1]
-        best, second = int(order[0]), int(order[1])
-        confidence = float(probs[best])
-        if not math.isfinite(confidence):
-            return Prediction(None, 0.0, NOT_SURE)
-        if best == self.spec.none_index:
-            return Prediction(None, confidence, NO_CARD)
-        if confidence < self.spec.min_confidence or confidence - float(probs[second]) < self.spec.min_margin:
-            return Prediction(None, confidence, NOT_SURE)
-        return Prediction(self.spec.classes[best], confidence, None)
+        return reject_rule(probs, self.spec.classes, self.spec.none_index,
+                           self.spec.min_confidence, self.spec.min_margin)
 
     def classify(self, crop_bgr: np.ndarray) -> Prediction:
         return self.classify_batch([crop_bgr])[0]
@@ -188,3 +180,19 @@ def _session(model_path: Path):
                                     providers=["CPUExecutionProvider"])
     except Exception as error:  # onnxruntime raises its own exception types for a bad file
         raise ModelError(f"{model_path}: not a usable ONNX model ({str(error).splitlines()[0][:200]})") from None
+
+
+def reject_rule(probs: np.ndarray, classes, none_index: int, min_confidence: float,
+                min_margin: float) -> Prediction:
+    """Name the most likely card only when it is not the "none" class and is both likely enough and
+    clearly ahead of the runner-up; otherwise say "no card" or "not sure". Never a forced guess."""
+    order = np.argsort(probs)[::-1]
+    best, second = int(order[0]), int(order[1])
+    confidence = float(probs[best])
+    if not math.isfinite(confidence):
+        return Prediction(None, 0.0, NOT_SURE)
+    if best == none_index:
+        return Prediction(None, confidence, NO_CARD)
+    if confidence < min_confidence or confidence - float(probs[second]) < min_margin:
+        return Prediction(None, confidence, NOT_SURE)
+    return Prediction(classes[best], confidence, None)
