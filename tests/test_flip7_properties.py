@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
-import json
 import random
 
 import pytest
 
-from rules.core import GameConfig, Refused
-from rules.events import Card, Shuffle, Stop, Target
+from rules.core import GameConfig
+from rules.events import Card, Stop, Target
 from rules.flip7 import LABELS, Flip7State
+from game_properties import (assert_refusals_change_nothing, assert_replay_equals_incremental,
+                             assert_saving_round_trips, assert_undo_restores)
 from rules.match import Match
-from rules.random_play import RandomTable, random_game
+from rules.random_play import RandomTable
 
 GAMES = 2000
 
@@ -25,6 +26,10 @@ def configs(seed: int) -> GameConfig:
     return GameConfig("flip7", players, dealer=rng.choice(players), options=options)
 
 
+
+
+def new_match(seed: int) -> Match:
+    return Match(configs(seed))
 def check_invariants(state: Flip7State) -> None:
     # card conservation: deck + discard + table (+ set aside, + a drawn card awaiting its target)
     assert state.cards_everywhere() == state.full_deck()
@@ -76,66 +81,16 @@ def test_random_games_conserve_cards_and_keep_one_phase(chunk: int) -> None:
 
 
 def test_replay_of_the_event_list_equals_the_incremental_state() -> None:
-    for seed in range(300):
-        match = random_game(configs(seed), seed)
-        assert Match.replay(match.config, match.events).state.to_dict() == match.state.to_dict()
-
+    assert_replay_equals_incremental(new_match, RandomTable, range(300))
 
 def test_refused_events_change_nothing() -> None:
-    for seed in range(80):
-        rng = random.Random(seed)
-        table = RandomTable(seed)
-        match = Match(configs(seed))
-        while True:
-            before = match.state.to_dict()
-            for event in illegal_events(match.state, rng):
-                with pytest.raises(Refused) as refusal:
-                    match.apply(event)
-                assert refusal.value.reason
-                assert match.state.to_dict() == before, f"refused {event} changed the state"
-            if match.over:
-                break
-            match.apply(table.next_event(match.state))
-
+    assert_refusals_change_nothing(new_match, RandomTable, illegal_events, range(80))
 
 def test_undo_restores_the_previous_state() -> None:
-    for seed in range(100):
-        rng = random.Random(seed)
-        table = RandomTable(seed)
-        match = Match(configs(seed))
-        while not match.over:
-            before = match.state.to_dict()
-            event = table.next_event(match.state)
-            match.apply(event)
-            if rng.random() < 0.15:
-                assert match.undo() == event
-                assert match.state.to_dict() == before
-                match.apply(event)
-
+    assert_undo_restores(new_match, RandomTable, range(100))
 
 def test_serialise_round_trips_and_clone_is_independent() -> None:
-    for seed in range(100):
-        table = RandomTable(seed)
-        match = Match(configs(seed))
-        step = 0
-        while not match.over:
-            match.apply(table.next_event(match.state))
-            step += 1
-            if step % 7 or match.over:
-                continue
-            state = match.state
-            data = json.loads(json.dumps(state.to_dict()))
-            restored = Flip7State.from_dict(data)
-            assert restored.to_dict() == state.to_dict()
-            # the restored state plays on exactly like the original
-            twin = state.clone()
-            probe = RandomTable(seed + 1)
-            event = probe.next_event(twin)
-            for s in (restored, twin):
-                s.apply(event)
-            assert restored.to_dict() == twin.to_dict()
-            assert state.to_dict() != twin.to_dict() or isinstance(event, Shuffle)
-
+    assert_saving_round_trips(new_match, RandomTable, range(100))
 
 def test_from_dict_refuses_a_damaged_state() -> None:
     state = Flip7State(GameConfig("flip7", ("a", "b")))

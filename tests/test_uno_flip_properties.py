@@ -5,15 +5,15 @@ undo and saving give back the same state."""
 
 from __future__ import annotations
 
-import json
 import random
 
 import pytest
 
 from rules.core import GameConfig, Refused
 from rules.events import Caught, Challenge, Color, Draw, Hand, Pass, Play, Start, Top, Uno
+from game_properties import assert_replay_equals_incremental, assert_saving_round_trips, assert_undo_restores
 from rules.match import Match
-from rules.random_play import UnoRandomTable, random_game
+from rules.random_play import UnoRandomTable
 from rules.uno_flip import (CARDS_IN_DECK, COPIES, COUNT, DRAWN, FACE_ID, HANDS, LABELS, N_FACES, OWE, PLAY, SIDE,
                             SIDE_COLORS, START, TOP, UnoFlipState)
 
@@ -27,6 +27,10 @@ def config(seed: int) -> GameConfig:
     return GameConfig("uno-flip", players, dealer=rng.choice(players))
 
 
+
+
+def new_match(seed: int) -> Match:
+    return Match(config(seed))
 def check_invariants(state: UnoFlipState, table: UnoRandomTable) -> None:
     # every card is in exactly one place, and the places agree with the physical table
     assert state.cards_everywhere() == CARDS_IN_DECK
@@ -150,49 +154,11 @@ def test_refused_events_change_nothing() -> None:
 
 
 def test_replay_of_the_event_list_equals_the_incremental_state() -> None:
-    for seed in range(60):
-        match = random_game(config(seed), seed)
-        assert match.over
-        assert Match.replay(match.config, match.events).state.to_dict() == match.state.to_dict()
-
+    assert_replay_equals_incremental(new_match, UnoRandomTable, range(60))
 
 def test_undo_restores_the_previous_state() -> None:
-    for seed in range(40):
-        rng = random.Random(seed)
-        table = UnoRandomTable(seed)
-        match = Match(config(seed))
-        while not match.over:
-            before = match.state.to_dict()
-            event = table.next_event(match.state)
-            match.apply(event)
-            if rng.random() < 0.15:
-                assert match.undo() == event
-                assert match.state.to_dict() == before
-                match.apply(event)
-
+    assert_undo_restores(new_match, UnoRandomTable, range(40))
 
 def test_serialise_round_trips_and_clone_is_independent() -> None:
-    for seed in range(40):
-        table = UnoRandomTable(seed)
-        match = Match(config(seed))
-        step = 0
-        while not match.over:
-            match.apply(table.next_event(match.state))
-            step += 1
-            if step % 7 or match.over:
-                continue
-            state = match.state
-            data = json.loads(json.dumps(state.to_dict()))
-            restored = UnoFlipState.from_dict(data)
-            assert restored.to_dict() == state.to_dict()
-            assert json.loads(json.dumps(state.summary())) == restored.summary()
-            # the restored state plays on exactly like the original, and the original stays put
-            twin = state.clone()
-            before = state.to_dict()
-            event = twin.legal_events()[0] if twin.legal_events() else None
-            if event is None:
-                continue
-            for s in (restored, twin):
-                s.apply(event)
-            assert restored.to_dict() == twin.to_dict()
-            assert state.to_dict() == before
+    assert_saving_round_trips(new_match, UnoRandomTable, range(40))
+

@@ -9,8 +9,10 @@ import random
 
 import pytest
 
-from rules.core import GameConfig, Refused
-from rules.events import Bonus, Card, Penalize, Shuffle, Stop, SwapCards, Take, Target
+from rules.core import GameConfig
+from rules.events import Bonus, Card, Penalize, Stop, SwapCards, Take, Target
+from game_properties import (assert_refusals_change_nothing, assert_replay_equals_incremental,
+                             assert_saving_round_trips, assert_undo_restores)
 from rules.match import Match
 from rules.random_play import RandomTable
 from rules.vengeance import FLIP_FOUR, LABELS, BrutalVengeanceState, VengeanceState
@@ -27,6 +29,10 @@ def configs(seed: int) -> GameConfig:
     return GameConfig(game, players, dealer=rng.choice(players), options=options)
 
 
+
+
+def new_match(seed: int) -> Match:
+    return Match(configs(seed))
 def check_invariants(state: VengeanceState) -> None:
     # card conservation through steals, swaps and discards: deck + discard + rows + set aside +
     # a drawn card awaiting its choice = the deck(s)
@@ -104,13 +110,7 @@ def test_brutal_differences() -> None:
 
 
 def test_replay_of_the_event_list_equals_the_incremental_state() -> None:
-    for seed in range(200):
-        table = RandomTable(seed)
-        match = Match(configs(seed))
-        while not match.over:
-            match.apply(table.next_event(match.state))
-        assert Match.replay(match.config, match.events).state.to_dict() == match.state.to_dict()
-
+    assert_replay_equals_incremental(new_match, RandomTable, range(200))
 
 def illegal_events(state: VengeanceState, rng: random.Random) -> list:
     """Events the rules must refuse in this state."""
@@ -160,60 +160,13 @@ def illegal_events(state: VengeanceState, rng: random.Random) -> list:
 
 
 def test_refused_events_change_nothing() -> None:
-    for seed in range(30):
-        rng = random.Random(seed)
-        table = RandomTable(seed)
-        match = Match(configs(seed))
-        while True:
-            before = match.state.to_dict()
-            for event in illegal_events(match.state, rng):
-                with pytest.raises(Refused) as refusal:
-                    match.apply(event)
-                assert refusal.value.reason
-                assert match.state.to_dict() == before, f"refused {event} changed the state"
-            if match.over:
-                break
-            match.apply(table.next_event(match.state))
-
+    assert_refusals_change_nothing(new_match, RandomTable, illegal_events, range(30))
 
 def test_undo_restores_the_previous_state() -> None:
-    for seed in range(80):
-        rng = random.Random(seed)
-        table = RandomTable(seed)
-        match = Match(configs(seed))
-        while not match.over:
-            before = match.state.to_dict()
-            event = table.next_event(match.state)
-            match.apply(event)
-            if rng.random() < 0.15:
-                assert match.undo() == event
-                assert match.state.to_dict() == before
-                match.apply(event)
-
+    assert_undo_restores(new_match, RandomTable, range(80))
 
 def test_serialise_round_trips_and_clone_is_independent() -> None:
-    for seed in range(80):
-        table = RandomTable(seed)
-        match = Match(configs(seed))
-        cls = type(match.state)
-        step = 0
-        while not match.over:
-            match.apply(table.next_event(match.state))
-            step += 1
-            if step % 5 or match.over:
-                continue
-            state = match.state
-            data = json.loads(json.dumps(state.to_dict()))
-            restored = cls.from_dict(data)
-            assert restored.to_dict() == state.to_dict()
-            twin = state.clone()
-            probe = RandomTable(seed + 1)
-            event = probe.next_event(twin)
-            for s in (restored, twin):
-                s.apply(event)
-            assert restored.to_dict() == twin.to_dict()
-            assert state.to_dict() != twin.to_dict() or isinstance(event, Shuffle)
-
+    assert_saving_round_trips(new_match, RandomTable, range(80), every=5)
 
 def test_from_dict_refuses_the_other_mode() -> None:
     state = VengeanceState(GameConfig("flip7-vengeance", ("a", "b")))
