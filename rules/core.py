@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,3 +109,28 @@ def seat_of(seats: dict[str, int], name: str) -> int:
         if i is None:
             raise Refused(f"there is no player called {name}")
     return i
+
+
+def save_state(state, fields: tuple[str, ...], version: int) -> dict[str, Any]:
+    """An engine's state as versioned JSON-able data: the named fields plus the round results."""
+    d = {name: copy.deepcopy(getattr(state, name)) for name in fields}
+    d["results"] = [r.to_json() for r in state.results]
+    return {"version": version, "game": state.game, "players": list(state.players), "state": d}
+
+
+def load_state(cls, data: dict[str, Any], fields: tuple[str, ...], version: int):
+    """The inverse of save_state; ValueError (saying what is wrong) for another version or game
+    or a field missing. The engine restores in-memory types its fields need afterwards."""
+    if data.get("version") != version or data.get("game") != cls.game:
+        raise ValueError(f"not a version-{version} {cls.game} state")
+    d = data["state"]
+    missing = [name for name in fields + ("results",) if name not in d]
+    if missing:
+        raise ValueError(f"state is missing {', '.join(missing)}")
+    state = cls.__new__(cls)
+    state.players = tuple(data["players"])
+    state.seat = seat_map(state.players)
+    for name in fields:
+        setattr(state, name, copy.deepcopy(d[name]))
+    state.results = [RoundResult.from_json(r) for r in d["results"]]
+    return state

@@ -23,7 +23,7 @@ import copy
 from typing import Any
 
 from rules.cards import DECKS
-from rules.core import GameConfig, Notice, Pending, Refused, RoundResult, seat_map, seat_of
+from rules.core import GameConfig, Notice, Pending, Refused, RoundResult, load_state, save_state, seat_map, seat_of
 from rules.events import Card, Shuffle, Stop, Target
 
 DECK = DECKS["flip7"]
@@ -436,29 +436,16 @@ class FlipTableState:
         twin.stack = copy.deepcopy(self.stack)
         return twin
 
-    def _fields(self) -> tuple[str, ...]:
-        return self._OPTION_FIELDS + self._COMMON_FIELDS + self._PLAYER_FIELDS + self._ROUND_FIELDS
+    @classmethod
+    def _fields(cls) -> tuple[str, ...]:
+        return cls._OPTION_FIELDS + cls._COMMON_FIELDS + cls._PLAYER_FIELDS + cls._ROUND_FIELDS
 
     def to_dict(self) -> dict[str, Any]:
-        d = {name: copy.deepcopy(getattr(self, name)) for name in self._fields()}
-        d["results"] = [r.to_json() for r in self.results]
-        return {"version": STATE_VERSION, "game": self.game, "players": list(self.players), "state": d}
+        return save_state(self, self._fields(), STATE_VERSION)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]):
-        if data.get("version") != STATE_VERSION or data.get("game") != cls.game:
-            raise ValueError(f"not a version-{STATE_VERSION} {cls.game} state")
-        state = cls.__new__(cls)
-        state.players = tuple(data["players"])
-        state.seat = seat_map(state.players)
-        d = data["state"]
-        fields = state._fields()
-        missing = [name for name in fields if name not in d]
-        if missing:
-            raise ValueError(f"state is missing {', '.join(missing)}")
-        for name in fields:
-            setattr(state, name, copy.deepcopy(d[name]))
-        state.results = [RoundResult.from_json(r) for r in d["results"]]
+        state = load_state(cls, data, cls._fields(), STATE_VERSION)
         state._restore()
         return state
 

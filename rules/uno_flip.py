@@ -51,7 +51,7 @@ import copy
 from typing import Any
 
 from rules.cards import DECKS, UNO_DARK_COLORS, UNO_LIGHT_COLORS
-from rules.core import GameConfig, Notice, Pending, Refused, RoundResult, seat_map, seat_of
+from rules.core import GameConfig, Notice, Pending, Refused, RoundResult, load_state, save_state, seat_map, seat_of
 from rules.events import Caught, Challenge, Color, Draw, Hand, Pass, Play, Start, Top, Uno
 
 DECK = DECKS["uno-flip"]
@@ -801,25 +801,11 @@ class UnoFlipState:
                "uno_window", "laid", "round_winner", "under", "expected_top", "condition_color")
 
     def to_dict(self) -> dict[str, Any]:
-        d = {name: copy.deepcopy(getattr(self, name)) for name in self._FIELDS}
-        d["results"] = [r.to_json() for r in self.results]
-        return {"version": STATE_VERSION, "game": self.game, "players": list(self.players), "state": d}
+        return save_state(self, self._FIELDS, STATE_VERSION)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "UnoFlipState":
-        if data.get("version") != STATE_VERSION or data.get("game") != cls.game:
-            raise ValueError(f"not a version-{STATE_VERSION} {cls.game} state")
-        state = cls.__new__(cls)
-        state.players = tuple(data["players"])
-        state.seat = seat_map(state.players)
-        d = data["state"]
-        missing = [name for name in cls._FIELDS + ("results",) if name not in d]
-        if missing:
-            raise ValueError(f"state is missing {', '.join(missing)}")
-        for name in cls._FIELDS:
-            setattr(state, name, copy.deepcopy(d[name]))
-        state.results = [RoundResult.from_json(r) for r in d["results"]]
-        return state
+        return load_state(cls, data, cls._FIELDS, STATE_VERSION)
 
     # ---- for the JSON summary and random play ------------------------------------------------
     def summary(self) -> dict[str, Any]:
