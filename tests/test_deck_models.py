@@ -1,5 +1,5 @@
-"""The committed Flip 7: Vengeance and UNO Flip models: they load through the runtime classifier,
-match their decks, are small, and read held-out crops they were never trained on."""
+"""The committed models of every deck: they load through the runtime classifier, match their
+decks, are small, and read held-out crops they were never trained on."""
 
 import json
 from pathlib import Path
@@ -10,7 +10,9 @@ import pytest
 from rules.cards import DECKS
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
-DECK_IDS = ("flip7-vengeance", "uno-flip")
+DECK_IDS = ("flip7", "flip7-vengeance", "uno-flip")
+# held-out crops per deck: (how many, their seed)
+HELD_OUT = {"flip7": (360, 424242), "flip7-vengeance": (400, 515151), "uno-flip": (400, 515151)}
 
 
 @pytest.mark.parametrize("deck", DECK_IDS)
@@ -20,6 +22,7 @@ def test_sidecar_matches_the_deck_and_carries_held_out_figures(deck):
     assert sidecar["classes"] == list(DECKS[deck].labels) + ["none"]
     assert sidecar["none_class"] == "none"
     assert sidecar["input"]["channel_order"] == "rgb"
+    assert len(sidecar["normalize"]["mean"]) == len(sidecar["normalize"]["std"]) == 3
     assert 0 < sidecar["reject"]["min_confidence"] <= 1 and 0 <= sidecar["reject"]["min_margin"] < 1
     assert sidecar["metrics"]["split"] == "heldout"    # thresholds were tuned by vision.evaluate
 
@@ -36,6 +39,7 @@ def test_onnx_model_is_small_with_named_dynamic_batch_io(deck):
     # "logits", then "embedding" for few-shot calibration (vision.embedding)
     assert inp.name == "crop" and [o.name for o in sess.get_outputs()][:1] == ["logits"]
     h, w = sidecar["input"]["height"], sidecar["input"]["width"]
+    assert inp.shape[1:] == [3, h, w]
     assert sess.run(["logits"], {"crop": np.zeros((2, 3, h, w), np.float32)})[0].shape == (2, len(sidecar["classes"]))
 
 
@@ -47,7 +51,8 @@ def test_model_reads_held_out_crops(deck):
     from vision.dataset import class_names, make_samples
 
     names = class_names(deck)
-    samples = make_samples(deck, 400, seed=515151, split="heldout", faces_per_label=2, progress_every=10**9)
+    count, seed = HELD_OUT[deck]
+    samples = make_samples(deck, count, seed=seed, split="heldout", faces_per_label=2, progress_every=10**9)
     preds = CardClassifier.load(deck).classify_batch(list(samples.x))
     is_card = samples.y != names.index("none")
     accepted = np.array([p.label is not None for p in preds])
