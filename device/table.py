@@ -86,6 +86,8 @@ class Table:
     scores_since: float | None = None   # a scoreboard shows (from then) until dismissed
     scores_title: str = ""
     overlays: list[Overlay] = field(default_factory=list)
+    # the turn screen, rebuilt only when the game changes (a summary with exact odds is not per-frame work)
+    _turn_screen: tuple = (None, -1, None)   # (match, match.version, screen)
 
     # ---- inputs -------------------------------------------------------------------------------
     @property
@@ -360,7 +362,11 @@ class Table:
         if choice is not None:
             level, index, option = self._choice_level(choice)
             return ChoiceScreen(level.question, option.text, f"{index + 1}/{len(level.options)}", option.detail)
-        return self.flow.turn_screen(self.match.state, self.match.totals)
+        match, version, screen = self._turn_screen
+        if match is not self.match or version != self.match.version:
+            screen = self.flow.turn_screen(self.match.state, self.match.totals)
+            self._turn_screen = (self.match, self.match.version, screen)
+        return screen
 
     def _choice(self) -> Choice | None:
         """The choice the buttons walk now: the game's pending decision, or UNO Flip's turn actions."""

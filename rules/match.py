@@ -38,12 +38,13 @@ def new_state(config: GameConfig):
 
 
 class Match:
-    __slots__ = ("config", "state", "events", "_checkpoints")
+    __slots__ = ("config", "state", "events", "version", "_checkpoints")
 
     def __init__(self, config: GameConfig):
         self.config = config
         self.state = new_state(config)
         self.events: list = []
+        self.version = 0        # counts changes (applies and undos): a view of the state is stale when it moves
         self._checkpoints = {0: self.state.clone()}     # event count -> state before those events
 
     @classmethod
@@ -57,6 +58,7 @@ class Match:
     def apply(self, event) -> list[Notice]:
         """Apply one event; on Refused the match is exactly as it was."""
         notices = self.state.apply(event)
+        self.version += 1
         events = self.events
         events.append(event)
         if not len(events) % CHECKPOINT_EVERY:
@@ -76,6 +78,7 @@ class Match:
         for event in self.events[start:]:
             state.apply(event)
         self.state = state
+        self.version += 1
         return undone
 
     # ---- what the table sees -------------------------------------------------------------

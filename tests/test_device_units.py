@@ -175,3 +175,24 @@ def test_service_unit_verifies(tmp_path):
     path.write_text(unit)
     result = subprocess.run(["systemd-analyze", "verify", str(path)], capture_output=True, text=True)
     assert result.returncode == 0 and result.stderr.strip() == "", result.stderr
+
+
+def test_turn_screen_is_built_when_the_game_changes_not_every_frame(tmp_path):
+    """The turn screen's summary carries exact Flip Three odds: build it once per game change."""
+    from device_table_helpers import Player
+
+    player = Player(tmp_path, "flip7", ("ann", "ben"))
+    calls = []
+    flow = player.table.flow
+    real = flow.turn_screen
+    flow.turn_screen = lambda state, totals: calls.append(1) or real(state, totals)
+    try:
+        first = [player.table.screen(player.t + k / 30) for k in range(30)]     # a second of frames
+        assert len(calls) == 1 and all(s == first[0] for s in first)
+        player.card("5")
+        shown = player.table.screen(player.t + 60)                            # after the card's flash
+        assert len(calls) == 2 and shown != first[0]
+        player.table.match.undo()
+        assert player.table.screen(player.t + 60) == first[0] and len(calls) == 3
+    finally:
+        del flow.turn_screen
