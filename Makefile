@@ -42,6 +42,7 @@ bench: $(STAMP)
 	$(PY) bench/vengeance_bench.py
 	$(PY) bench/vision_bench.py
 	$(PY) bench/device_bench.py
+	$(PY) bench/hand_read_bench.py
 
 clean:
 	rm -rf $(VENV) out build *.egg-info
