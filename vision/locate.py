@@ -31,6 +31,8 @@ WORK_LONG_SIDE = 640
 MAX_PROPOSALS = 24
 # A change region fitting a card-shaped quad at least this well (IoU) is taken as that card.
 MASK_FIT = 0.88
+# With a change mask, quads holding less than this share of change are not tried.
+MIN_MASK_SHARE = 0.02
 # A lined-up quad inside a card holding at least this share of its area is its printed frame.
 FRAME_AREA_SHARE = 0.55
 # A quad inside a card holding less than this share of its area is a part of its picture.
@@ -99,26 +101,30 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
                     if fit >= MASK_FIT:
                         fitted.append(Candidate(quad, fit))
 
-    rough: list[Candidate] = []
-    for contour in proposals:
-        for quad in _quads_from_contour(contour):
-            area = quad_area(quad)
-            if min_area <= area <= max_area and _card_shaped(quad):
-                rough.append(Candidate(quad, _edge_support(support_map, quad)))
+    rough_quads = [quad for contour in proposals for quad in _quads_from_contour(contour)
+                   if min_area <= quad_area(quad) <= max_area]
+    if rough_quads:
+        rough_quads = [q for q, ok in zip(rough_quads, _card_shaped(np.stack(rough_quads))) if ok]
+    if mask is not None:    # a quad holding none of the change is not what is asked about
+        rough_quads = [q for q in rough_quads if _share(mask, q) >= MIN_MASK_SHARE]
     found: list[Candidate] = []
-    for c in _dedupe(rough, 0.97, 0.25)[:MAX_PROPOSALS]:
-        short = float(np.sqrt(quad_area(c.quad) / CARD_ASPECT))
-        # The band reaches a little outwards: a card touching another is often first seen by its frame.
-        quad = _refine(edges, c.quad, outward=max(5, round(0.08 * short)))
-        if _card_shaped(quad):
-            support = _edge_support(support_map, quad)
-            if support < min_support:
-                continue
-            score = support * _border_contrast(ycc, quad)
-            if score >= min_score:
+    if rough_quads:
+        support = _edge_support(support_map, np.stack(rough_quads))
+        rough = [Candidate(q, float(s)) for q, s in zip(rough_quads, support)]
+        kept = _dedupe(rough, 0.97, 0.25)[:MAX_PROPOSALS]
+        if kept:
+            picked = np.stack([c.quad for c in kept])
+            short = np.sqrt(np.array([quad_area(q) for q in picked]) / CARD_ASPECT)
+            # The band reaches a little outwards: a card touching another is often first seen by its frame.
+            refined = _refine(edges, picked, outward=np.maximum(5, np.round(0.08 * short)).astype(np.int32))
+            refined = refined[_card_shaped(refined)]
+            support = _edge_support(support_map, refined)
+            refined, support = refined[support >= min_support], support[support >= min_support]
+            scores = support * _border_contrast(ycc, refined)
+            for quad, score in zip(refined[scores >= min_score], scores[scores >= min_score]):
                 if mask is not None:    # rank by how much of the quad is the new thing
                     score *= _share(mask, quad)
-                found.append(Candidate(quad, score))
+                found.append(Candidate(quad, float(score)))
     # A change fitted as a card only counts where no card was found by its edges: a card that
     # moved a little leaves a card-shaped change too (old and new place together).
     found += [f for f in fitted if all(quad_iou(f.quad, c.quad) < 0.3 for c in found)]
@@ -197,10 +203,13 @@ def _foreground_mask(ycc: np.ndarray) -> np.ndarray:
 
 def _contours(binary: np.ndarray, mode: int, min_area: float) -> list[np.ndarray]:
     """Contours whose bounding rectangle could hold a card (cheap tests before any quad fitting)."""
-    contours, _ = cv2.findContours(binary, mode, cv2.CHAIN_APPROX_SIMPLE)
+    contours, _ = cv2.findContours(binary, mode, cv2.CHAIN_APPROX_NONE)
+    # Every boundary pixel is a point: a closed outline around a card-sized box has at least
+    # twice the box's long side of them, and most texture outlines are far shorter (cheapest test).
+    shortest = max(4, int(2 * np.sqrt(min_area)))
     kept = []
     for c in contours:
-        if len(c) < 4:
+        if len(c) < shortest:
             continue
         _, _, bw, bh = cv2.boundingRect(c)
         if bw * bh < min_area:              # cheapest test first: most contours are small texture
@@ -227,44 +236,55 @@ def _quads_from_contour(contour: np.ndarray) -> list[np.ndarray]:
     return quads
 
 
-def _card_shaped(quad: np.ndarray) -> bool:
+def _card_shaped(quads: np.ndarray):
     """Convex, a card's aspect ratio (give or take perspective), corners near right angles.
-    Quads here are in cyclic order (from a convex hull, a rectangle fit or a refinement)."""
-    q = quad.astype(np.float32)
-    v_next = q[[1, 2, 3, 0]] - q            # side i runs from corner i to corner i+1
-    v_prev = q[[3, 0, 1, 2]] - q
-    cross = v_prev[:, 0] * v_next[:, 1] - v_prev[:, 1] * v_next[:, 0]
-    if not (np.all(cross > 0) or np.all(cross < 0)):
-        return False
-    sides = np.sqrt((v_next * v_next).sum(axis=1))
-    if sides.min() < 1.0:
-        return False
-    a, b = sides[0] + sides[2], sides[1] + sides[3]
-    aspect = max(a, b) / min(a, b)
-    if not (CARD_ASPECT / 1.25 <= aspect <= CARD_ASPECT * 1.25):
-        return False
-    cos = (v_prev * v_next).sum(axis=1) / (sides[[3, 0, 1, 2]] * sides)
-    return bool(np.all(np.abs(cos) <= 0.35))   # corner angles within about 70..110 degrees
+    Quads here are in cyclic order (from a convex hull, a rectangle fit or a refinement).
+    One quad (4, 2) -> bool; a stack (N, 4, 2) -> bool array (N,)."""
+    q = np.asarray(quads, np.float32)
+    one = q.ndim == 2
+    q = q.reshape(-1, 4, 2)
+    v_next = q[:, [1, 2, 3, 0]] - q            # side i runs from corner i to corner i+1
+    v_prev = q[:, [3, 0, 1, 2]] - q
+    cross = v_prev[..., 0] * v_next[..., 1] - v_prev[..., 1] * v_next[..., 0]
+    ok = np.all(cross > 0, axis=1) | np.all(cross < 0, axis=1)
+    sides = np.sqrt((v_next * v_next).sum(axis=2))
+    ok &= sides.min(axis=1) >= 1.0
+    a, b = sides[:, 0] + sides[:, 2], sides[:, 1] + sides[:, 3]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        aspect = np.maximum(a, b) / np.minimum(a, b)
+        cos = (v_prev * v_next).sum(axis=2) / (sides[:, [3, 0, 1, 2]] * sides)
+    ok &= (aspect >= CARD_ASPECT / 1.25) & (aspect <= CARD_ASPECT * 1.25)
+    ok &= np.all(np.abs(cos) <= 0.35, axis=1)   # corner angles within about 70..110 degrees
+    return bool(ok[0]) if one else ok
 
 
-_STEPS = {n: np.linspace(0.12, 0.88, n, dtype=np.float32)[:, None] for n in (24, 32)}
+_STEPS = {n: np.linspace(0.12, 0.88, n, dtype=np.float32) for n in (24, 32)}
 
 
-def _side_samples(quad: np.ndarray, per_side: int = 24):
-    """Points along each side, leaving out the rounded corner ends (quad in cyclic order)."""
-    q = np.asarray(quad, np.float32).reshape(4, 2)
-    t = _STEPS[per_side]
-    d = q[[1, 2, 3, 0]] - q
-    return [q[i] + d[i] * t for i in range(4)]
+def _side_samples(quads: np.ndarray, per_side: int = 24) -> np.ndarray:
+    """(N, 4, S, 2) points along each side of each quad, leaving out the rounded corner ends
+    (quads (N, 4, 2) in cyclic order)."""
+    d = quads[:, [1, 2, 3, 0]] - quads
+    return quads[:, :, None, :] + d[:, :, None, :] * _STEPS[per_side][None, None, :, None]
 
 
-def _edge_support(support_map: np.ndarray, quad: np.ndarray) -> float:
+def _sample(image: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """image at the nearest pixel of each point (clipped to the image)."""
+    h, w = image.shape[:2]
+    xi = np.clip(np.rint(pts[..., 0]).astype(np.int32), 0, w - 1)
+    yi = np.clip(np.rint(pts[..., 1]).astype(np.int32), 0, h - 1)
+    return image[yi, xi]
+
+
+def _edge_support(support_map: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """Share of each quad's outline (N, 4, 2) lying on edges; points off the image count as none."""
     h, w = support_map.shape
-    pts = np.concatenate(_side_samples(quad)).round().astype(np.int32)
-    inside = (pts[:, 0] >= 0) & (pts[:, 0] < w) & (pts[:, 1] >= 0) & (pts[:, 1] < h)
-    hits = np.zeros(len(pts), bool)
-    hits[inside] = support_map[pts[inside, 1], pts[inside, 0]] > 0
-    return float(hits.mean())
+    if len(quads) == 0:
+        return np.zeros(0, np.float32)
+    pts = _side_samples(np.asarray(quads, np.float32)).reshape(len(quads), -1, 2)
+    x, y = np.rint(pts[..., 0]), np.rint(pts[..., 1])
+    inside = (x >= 0) & (x < w) & (y >= 0) & (y < h)
+    return ((_sample(support_map, pts) > 0) & inside).mean(axis=1)
 
 
 def _mask_iou(region: np.ndarray, quad: np.ndarray) -> float:
@@ -284,41 +304,38 @@ def _share(mask: np.ndarray, quad: np.ndarray) -> float:
     return cv2.countNonZero(cv2.bitwise_and(region, mask)) / total if total else 0.0
 
 
-def _border_contrast(ycc: np.ndarray, quad: np.ndarray, step: float = 3.0) -> float:
-    """Share of border points where the colour just inside differs from just outside, lowered
-    when the strip just inside does not keep one colour along each side.
+def _outward_normals(quads: np.ndarray):
+    """Unit direction of each side (N, 4, 2) and its normal pointing out of the quad."""
+    d = quads[:, [1, 2, 3, 0]] - quads
+    u = d / np.maximum(np.sqrt((d * d).sum(axis=2, keepdims=True)), 1e-6)
+    n = np.stack([-u[..., 1], u[..., 0]], axis=2)
+    inward = ((quads + d / 2 - quads.mean(axis=1, keepdims=True)) * n).sum(axis=2) < 0
+    n[inward] *= -1
+    return u, n
+
+
+def _border_contrast(ycc: np.ndarray, quads: np.ndarray, step: float = 3.0) -> np.ndarray:
+    """Per quad (N, 4, 2): share of border points where the colour just inside differs from just
+    outside, lowered when the strip just inside does not keep one colour along each side.
 
     A true card border separates the card from the table all along, and the card's margin runs
     along it; a quad snapped onto table texture (a checkerboard's lines) has the same colour on
     both sides at many points and alternating colours inside."""
-    h, w = ycc.shape[:2]
-    q = np.asarray(quad, np.float32).reshape(4, 2)
-    centre = q.mean(axis=0)
-    inside, outside = [], []
-    for i, pts in enumerate(_side_samples(q)):
-        a, b = q[i], q[(i + 1) % 4]
-        u = (b - a) / max(float(np.linalg.norm(b - a)), 1e-6)
-        n = np.array([-u[1], u[0]], np.float32)
-        if np.dot(n, (a + b) / 2 - centre) < 0:
-            n = -n
-        inside.append(pts - step * n)
-        outside.append(pts + step * n)
-
-    def colours(pts):
-        p = np.concatenate(pts)
-        xi = np.clip(p[:, 0].round().astype(np.int32), 0, w - 1)
-        yi = np.clip(p[:, 1].round().astype(np.int32), 0, h - 1)
-        return ycc[yi, xi].astype(np.float32)
-
-    inner = colours(inside)
-    diff = np.linalg.norm(inner - colours(outside), axis=1)
-    contrast = float((diff > 12.0).mean())
+    q = np.asarray(quads, np.float32)
+    if len(q) == 0:
+        return np.zeros(0, np.float32)
+    pts = _side_samples(q)
+    _, n = _outward_normals(q)
+    inner = _sample(ycc, pts - step * n[:, :, None, :]).astype(np.float32)     # (N, 4, S, 3)
+    outer = _sample(ycc, pts + step * n[:, :, None, :]).astype(np.float32)
+    diff = np.sqrt(((inner - outer) ** 2).sum(axis=3))
+    contrast = (diff > 12.0).mean(axis=(1, 2))
     # A card's margin keeps one colour along each side; squares of a checked cloth alternate.
     # Chroma is weighed up: light falls off along a side, a card's colour does not.
-    sides = inner.reshape(4, -1, 3) * np.array([0.5, 2.0, 2.0], np.float32)
-    spread = np.abs(sides - np.median(sides, axis=1, keepdims=True)).sum(axis=2)
-    uniform = float((spread < 30.0).mean())
-    return contrast * min(1.0, uniform / 0.75)
+    sides = inner * np.array([0.5, 2.0, 2.0], np.float32)
+    spread = np.abs(sides - np.median(sides, axis=2, keepdims=True)).sum(axis=3)
+    uniform = (spread < 30.0).mean(axis=(1, 2))
+    return contrast * np.minimum(1.0, uniform / 0.75)
 
 
 def _dedupe(cands: list[Candidate], iou: float, min_support: float) -> list[Candidate]:
@@ -369,55 +386,54 @@ def _turn_between(a: np.ndarray, b: np.ndarray) -> float:
     return float(min(diff, 180.0 - diff))
 
 
-def _refine(edges: np.ndarray, quad: np.ndarray, outward: int = 5, inward: int = 5) -> np.ndarray:
-    """Snap each side to the card's border nearby and intersect neighbouring sides.
+def _refine(edges: np.ndarray, quads: np.ndarray, outward: np.ndarray, inward: int = 5) -> np.ndarray:
+    """Snap each side of each quad (N, 4, 2) to the card's border nearby and intersect
+    neighbouring sides; outward (N,) is how far out each quad's sides are probed.
 
     Along each side, edges are probed along the normal; the offset at which most probes find an
     edge is the border (the outermost of near-equals, as a card's printed frame runs just inside
     it; texture beside a card agrees at no single offset; a drop shadow's soft edge is weaker);
-    a robust line through the edge points near that offset is the side, and neighbouring sides
-    meet at the corners. All four sides are probed at once."""
-    q = np.asarray(quad, np.float32).reshape(4, 2)
-    h, w = edges.shape
-    d = q[[1, 2, 3, 0]] - q
-    u = d / np.maximum(np.sqrt((d * d).sum(axis=1, keepdims=True)), 1e-6)
-    n = np.stack([-u[:, 1], u[:, 0]], axis=1)
-    outside = ((q + d / 2 - q.mean(axis=0)) * n).sum(axis=1) < 0
-    n[outside] *= -1                                            # normals point out of the card
-    offsets = np.arange(outward, -inward - 1, -1, dtype=np.float32)
-    pts = q[:, None, :] + d[:, None, :] * _STEPS[32][None]       # (4, S, 2)
-    probe = pts[:, :, None, :] + offsets[None, None, :, None] * n[:, None, None, :]   # (4, S, K, 2)
-    xi = np.clip(probe[..., 0].round().astype(np.int32), 0, w - 1)
-    yi = np.clip(probe[..., 1].round().astype(np.int32), 0, h - 1)
-    hit = edges[yi, xi] > 0
-    near = hit.copy()
-    near[:, :, 1:] |= hit[:, :, :-1]
-    near[:, :, :-1] |= hit[:, :, 1:]
-    profile = near.mean(axis=1)                                  # (4, K)
-    best = profile.max(axis=1)
-    k = np.argmax(profile >= 0.9 * best[:, None], axis=1)
-    window = np.abs(np.arange(len(offsets))[None, :] - k[:, None]) <= 2
-    hit &= window[:, None, :]
-    found = hit.any(axis=2)
-    first = hit.argmax(axis=2)
-    lines = []
-    for i in range(4):
-        if best[i] < 0.3 or found[i].sum() < 8:
-            lines.append((q[i], u[i]))               # too little evidence: keep the side as it is
-            continue
-        on_edge = probe[i, np.arange(probe.shape[1]), first[i]][found[i]]
-        vx, vy, x0, y0 = cv2.fitLine(on_edge, cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
-        lines.append((np.array([x0, y0], np.float32), np.array([vx, vy], np.float32)))
-    out = np.empty((4, 2), np.float32)
-    for i in range(4):
-        p1, d1 = lines[i - 1]
-        p2, d2 = lines[i]
-        m = np.array([d1, -d2], np.float32).T
-        if abs(np.linalg.det(m)) < 1e-6:
-            return q
-        s = np.linalg.solve(m, p2 - p1)
-        out[i] = p1 + s[0] * d1
-    # A refinement that moves a corner far has latched onto something else: keep the rough quad.
-    if np.max(np.linalg.norm(out - q, axis=1)) > 0.1 * np.sqrt(quad_area(q)):
+    a robust line through the edge points near that offset is the side, and
+    neighbouring sides meet at the corners. All sides of all quads are probed at once."""
+    q = np.asarray(quads, np.float32).reshape(-1, 4, 2)
+    outward = np.broadcast_to(np.asarray(outward), (len(q),))
+    if len(q) == 0:
         return q
-    return out
+    u, n = _outward_normals(q)
+    offsets = np.arange(int(outward.max()), -inward - 1, -1, dtype=np.float32)         # (K,)
+    pts = _side_samples(q, 32)                                                         # (N, 4, S, 2)
+    probe = pts[:, :, :, None, :] + offsets[None, None, None, :, None] * n[:, :, None, None, :]
+    hit = _sample(edges, probe) > 0                                                    # (N, 4, S, K)
+    hit &= (offsets[None, :] <= outward[:, None])[:, None, None, :]
+    near = hit.copy()
+    near[..., 1:] |= hit[..., :-1]
+    near[..., :-1] |= hit[..., 1:]
+    profile = near.mean(axis=2)                                                        # (N, 4, K)
+    best = profile.max(axis=2)
+    k = np.argmax(profile >= 0.9 * best[..., None], axis=2)
+    window = np.abs(np.arange(len(offsets))[None, None, :] - k[..., None]) <= 2
+    hit &= window[:, :, None, :]
+    found = hit.any(axis=3)                                                            # (N, 4, S)
+    first = hit.argmax(axis=3)
+    on_edge = np.take_along_axis(probe, first[..., None, None], axis=3)[:, :, :, 0, :]  # (N, 4, S, 2)
+    # Too little evidence: the side stays as it is.
+    keep = (best < 0.3) | (found.sum(axis=2) < 8)
+    centre, direction = q.copy(), u.copy()
+    for i, j in zip(*np.nonzero(~keep)):
+        vx, vy, x0, y0 = cv2.fitLine(on_edge[i, j][found[i, j]], cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+        centre[i, j], direction[i, j] = (x0, y0), (vx, vy)
+    # Corner i is where side i-1 meets side i: p1 + s d1 = p2 + t d2.
+    p1, d1 = centre[:, [3, 0, 1, 2]], direction[:, [3, 0, 1, 2]]
+    p2, d2 = centre, direction
+    det = d2[..., 0] * d1[..., 1] - d1[..., 0] * d2[..., 1]
+    r = p2 - p1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s1 = (d2[..., 0] * r[..., 1] - r[..., 0] * d2[..., 1]) / det
+    out = p1 + s1[..., None] * d1
+    # Parallel neighbours, or a refinement that moves a corner far (it latched onto something
+    # else): keep the rough quad.
+    area = np.abs(np.array([cv2.contourArea(x) for x in q], np.float32))
+    moved = np.sqrt(((out - q) ** 2).sum(axis=2)).max(axis=1)
+    bad = np.any(np.abs(det) < 1e-6, axis=1) | ~(moved <= 0.1 * np.sqrt(area))
+    out[bad] = q[bad]
+    return out.astype(np.float32)
