@@ -129,3 +129,16 @@ def test_a_synthetic_deal_with_the_committed_model():
             assert near[0].label == true.label
     assert len(events) == len(video.events), [(e.frame_index, getattr(e, "label", None)) for e in events]
     assert len(placements) >= len(video.events) // 2
+
+
+def test_a_card_slid_away_is_forgotten_so_the_same_card_dealt_there_again_counts():
+    """The place a card left reads as "no card"; that must not hide the card having gone, or a
+    card of the same label dealt to that place later would be taken for it, seen again."""
+    clip = Clip(np.random.default_rng(5), "wood")
+    clip.still(5)
+    clip.place("red", card_quad((320, 240), 20, 180))
+    clip.slide_away(0, "right")
+    clip.place("red", card_quad((322, 242), 22, 180), side="left")
+    detector = PlacementDetector(ColourClassifier(clip.faces))
+    assert_events_match(run(detector, clip.frames), clip.events)
+    assert [k.label for k in detector._known] == ["red"]

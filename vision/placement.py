@@ -199,16 +199,21 @@ class PlacementDetector:
     def _judge(self, frame, tiny, mid, frame_index) -> list[VisionEvent]:
         mask = self._mask
         events: list[VisionEvent] = []
-        new_quads = [p.quad for p in self._pending]
+        readings = self._one_per_place()
         # A known card has left its place when the part of it that was visible (not under a later
-        # card) and is not under a changed card now shows something else.
+        # card) and is not under a changed card now shows something else. A change read as "no
+        # card" hides nothing: it is often the very place the card left.
+        new_quads = [p.quad for p, prediction in readings
+                     if prediction.label is not None or prediction.reason == NOT_SURE]
         vacated = [self._mask_share(mask, k.quad, frame.shape,
                                     minus=new_quads + [above.quad for above in self._known[i + 1:]])
                    >= self.vacated_fraction for i, k in enumerate(self._known)]
         used = set()
-        for p, prediction in self._one_per_place():
+        for p, prediction in readings:
             look = _look(frame, p.quad)
-            moved = self._moved_from(p.quad, prediction.label, look, vacated, used)
+            # A change read as "no card" is not a card that moved: often it is the place one left.
+            no_card = prediction.label is None and prediction.reason != NOT_SURE
+            moved = None if no_card else self._moved_from(p.quad, prediction.label, look, vacated, used)
             revealed = None if moved is not None else self._revealed(p.quad, prediction.label, p.changed, vacated, used)
             log.debug("frame %d: changed card %s (changed %.2f, edge score %.2f): %s %.2f %s, moved from %s",
                       frame_index, p.quad.mean(axis=0).round(), p.changed, p.score, prediction.label,
