@@ -142,3 +142,15 @@ def test_a_card_slid_away_is_forgotten_so_the_same_card_dealt_there_again_counts
     detector = PlacementDetector(ColourClassifier(clip.faces))
     assert_events_match(run(detector, clip.frames), clip.events)
     assert [k.label for k in detector._known] == ["red"]
+
+
+def test_the_card_uncovered_when_the_top_card_is_slid_off_is_not_dealt_again():
+    """A card mostly hidden under another shows its whole face when the top one is slid off:
+    it is the card that lay there, not a new one, and its place is no "show it again" prompt."""
+    clip = Clip(np.random.default_rng(6), "cloth")
+    clip.still(5)
+    clip.place("red", card_quad((300, 240), 10, 180))
+    clip.place("blue", card_quad((318, 252), 18, 180))       # covers most of the red card
+    clip.slide_away(1, "right")
+    clip.place("red", card_quad((480, 250), 80, 170), side="left")
+    assert_events_match(run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames), clip.events)

@@ -369,8 +369,9 @@ class PlacementDetector:
                    for i, k in enumerate(self._known[:len(vacated)]))
 
     def _where_a_card_was(self, quad) -> bool:
-        """The quad is the place a known card left (its outline stays in the change)."""
-        return any(quad_iou(quad, k.quad) >= 0.7 for k in self._known)
+        """The quad is mostly the place of a known card (one that left leaves its outline in the
+        change; one slid off a little leaves much of it)."""
+        return any(_overlap(quad, k.quad) >= 0.5 for k in self._known)
 
     def _best_known(self, quad) -> _Known | None:
         best, best_iou = None, 0.5
@@ -406,12 +407,24 @@ class PlacementDetector:
             if i in used or k.label != label:
                 continue
             iou = quad_iou(quad, k.quad)
-            if iou >= 0.7 and (changed < 0.7 or any(vacated[i + 1:])):
+            if iou >= 0.7 and changed < 0.7:
+                return i
+            # A card that lay on it has left: the card seen now in its place is it, uncovered
+            # (its outline may differ from the part that showed before).
+            uncovered = any(vacated[j] and _overlap(self._known[j].quad, k.quad) >= 0.1
+                            for j in range(i + 1, len(vacated)))
+            if uncovered and _overlap(quad, k.quad) >= 0.5:
                 return i
             # Dragged a little by a card slid off it: still mostly the picture that was there.
             if iou >= 0.3 and changed < 0.5:
                 return i
         return None
+
+
+def _overlap(a, b) -> float:
+    """Intersection of two quads over the smaller one's area."""
+    smaller = min(quad_area(a), quad_area(b))
+    return cv2.intersectConvexConvex(a, b)[0] / smaller if smaller > 0 else 0.0
 
 
 LOOK_SIZE = (24, 34)
