@@ -17,6 +17,7 @@ an upright crop). Surfaces of the "heldout" split are kinds training never sees.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import logging
 import sys
@@ -600,7 +601,8 @@ def _ease(t):
 
 def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str = "flip7", size=(640, 480),
                     fps: int = 15, split: str = "train", *, p_on_top: float = 0.3, p_pass: float = 0.15,
-                    p_nudge: float = 0.15, p_slide: float = 0.5, p_repeat: float = 0.1) -> DealVideo:
+                    p_nudge: float = 0.15, p_slide: float = 0.5, p_repeat: float = 0.1,
+                    landings: Sequence[str] | None = None) -> DealVideo:
     """A deal of `labels`, one placement each, in order, with the hard cases mixed in.
 
     Per placement: with p_repeat the label is dealt twice in a row (an extra placement, so the
@@ -609,7 +611,20 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
     nudge a lying card (p_nudge); after it, the dealer may slide it out of the picture (p_slide),
     and clears the zone from the top down whenever more than two cards lie there. Between two
     hand movements the table lies still for at least 6 frames (0.4 s at 15 fps).
+
+    `landings` films a discard pile instead (UNO Flip), one word per label for where it lands:
+    "pile" on top of the pile in the middle of the zone (nothing slides away; the cards beneath
+    stay in view); "new-pile" the same after the hand took the pile away (lifted whole and laid
+    back turned over: this card now shows); "new-apart" after the hand took everything away, and
+    the "apart" cards after it: laid out on a grid, not touching (a hand shown to be read).
+    p_on_top, p_slide and p_repeat do not apply then.
     """
+    if landings is not None and (len(landings) != len(labels)
+                                 or set(landings) - {"pile", "apart", "new-pile", "new-apart"}
+                                 or any(b == "apart" and a not in ("apart", "new-apart")
+                                        for a, b in zip(("new-pile", *landings), landings))):
+        raise ValueError("landings: one of pile, apart, new-pile, new-apart per label; apart only "
+                         "after new-apart or apart")
     w, h = size
     style = CardStyle.sample(rng, split)
     faces = {lab: render_card(deck, lab, rng, style) for lab in dict.fromkeys(labels)}
@@ -622,6 +637,7 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
     plans: list[_FramePlan] = []
     events: list[TrueEvent] = []
     notes: list[dict] = []
+    in_pile: set[int] = set()                # cards of the discard pile: lifted together
     zone_c = np.array([w / 2, h / 2], np.float32)
 
     def still(n):
@@ -656,6 +672,12 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
                 moving = (label, _lerp(q0, q1, t).astype(np.float32), min(3.0, speed / 25))
             plans.append(_FramePlan(tuple(lying), moving, (wrist, direction, palm)))
 
+    def in_picture(q):
+        lo, hi = q.min(0), q.max(0)
+        q += np.clip(lo, [2, 2], None) - lo  # keep it wholly in the picture
+        q -= hi - np.clip(hi, None, [w - 3, h - 3])
+        return q.astype(np.float32)
+
     def landing_quad():
         on_top = lying and rng.random() < p_on_top
         if on_top:
@@ -664,10 +686,25 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
         else:
             c = zone_c + rng.uniform(-0.18, 0.18, 2) * [w, h]
         q = card_quad(c, long_side, rng.uniform(0, 360), 0.02, rng)
-        lo, hi = q.min(0), q.max(0)
-        q += np.clip(lo, [2, 2], None) - lo  # keep it wholly in the picture
-        q -= hi - np.clip(hi, None, [w - 3, h - 3])
-        return q.astype(np.float32), bool(on_top)
+        return in_picture(q), bool(on_top)
+
+    def pile_quad():
+        """On the pile: any way round, a little off its middle, so the cards beneath peek out
+        (two equal cards in a row must count twice)."""
+        c = zone_c + rng.uniform(-0.08, 0.08, 2) * long_side
+        return in_picture(card_quad(c, long_side, rng.uniform(0, 360), 0.02, rng))
+
+    def apart_quad(slot: int, run: int):
+        """Slot `slot` of a grid for `run` cards laid apart, nearly upright (either way up)."""
+        cols = max(1, int(w // (0.85 * long_side)))
+        rows = -(-run // cols)
+        if rows * 1.1 * long_side > h:
+            raise ValueError(f"{run} cards do not fit apart in the picture (cards {long_side:.0f} px long)")
+        cell = np.array([w / cols, h / rows], np.float32)
+        slack = np.maximum(cell - [0.85 * long_side, 1.1 * long_side], 0) / 2
+        c = (np.array([slot % cols, slot // cols], np.float32) + 0.5) * cell + rng.uniform(-1, 1, 2) * slack
+        angle = rng.uniform(-6, 6) + 180 * (rng.random() < 0.5)
+        return in_picture(card_quad(c, long_side, angle, 0.02, rng))
 
     def grip(quad):
         """Where the wrist is while holding the card at quad: beyond its bottom edge."""
@@ -676,13 +713,41 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
         out /= np.linalg.norm(out) + 1e-6
         return bottom + out * palm * 1.6, out
 
+    def take_away(k, together=()):
+        """The hand takes card k out of the picture (with the cards `together`: the pile under it)."""
+        q0 = cards[k].quad
+        wrist, _ = grip(q0)
+        away = entry_point()
+        notes.append({"kind": "take-pile" if together else "slide-away", "label": cards[k].label,
+                      "start": len(plans)})
+        hand_path(wrist + (wrist - zone_c) * 2, wrist, int(rng.integers(5, 9)), None)
+        for j in (k, *together):
+            lying.remove(j)
+        n = int(rng.integers(6, 10))
+        hand_path(wrist, away, n, (cards[k].label, q0, (q0 + (away - wrist)).astype(np.float32)))
+        gap()
+
+    def clear_zone():
+        """Everything lying is taken away from the top down: the pile at once, cards laid apart
+        one by one."""
+        while lying:
+            k = lying[-1]
+            take_away(k, [j for j in lying if j != k and j in in_pile] if k in in_pile else ())
+
     still(int(rng.integers(5, 10)))
     queue = []
-    for lab in labels:
-        queue.append(lab)
-        if rng.random() < p_repeat:
+    if landings is not None:
+        queue = list(labels)
+    else:
+        for lab in labels:
             queue.append(lab)
-    for lab in queue:
+            if rng.random() < p_repeat:
+                queue.append(lab)
+    slot = run = 0                            # of the hand being laid out apart
+    for i, lab in enumerate(queue):
+        where = landings[i] if landings is not None else None
+        if where in ("new-pile", "new-apart"):
+            clear_zone()
         if rng.random() < p_pass:
             start, end = entry_point(), entry_point()
             n = int(rng.integers(8, 16))
@@ -709,7 +774,16 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
                 hand_path(wrist1, wrist1 + out * palm * 4, int(rng.integers(5, 9)), None)
                 gap()
         # The placement itself: carried in, lands, the hand leaves.
-        q_land, on_top = landing_quad()
+        if where is None:
+            q_land, on_top = landing_quad()
+        elif where.endswith("pile"):
+            q_land, on_top = pile_quad(), any(k in in_pile for k in lying)
+        else:
+            if where == "new-apart":
+                slot, run = 0, 1 + len(list(itertools.takewhile("apart".__eq__, landings[i + 1:])))
+            else:
+                slot += 1
+            q_land, on_top = apart_quad(slot, run), False
         wrist_land, out = grip(q_land)
         start = entry_point()
         q_start = (q_land + (start - wrist_land)).astype(np.float32)
@@ -718,23 +792,18 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
         hand_path(start, wrist_land, n_in, (lab, q_start, q_land))
         cards.append(_Layer(lab, q_land))
         lying.append(len(cards) - 1)
+        if where is not None and where.endswith("pile"):
+            in_pile.add(len(cards) - 1)
         events.append(TrueEvent(len(plans), lab))
         leave = wrist_land + out * palm * 5
         hand_path(wrist_land, leave, int(rng.integers(5, 10)), None)
         still(int(rng.integers(6, 14)))
+        if where is not None:
+            continue                          # the pile stays; a hand laid out stays to be read
         # The dealer slides the card just dealt out of the picture to a player; when the zone
         # fills up it is cleared from the top down (a hand only ever takes the uppermost card).
         for _ in range(max(int(rng.random() < p_slide), len(lying) - 2)):
-            k = lying[-1]
-            q0 = cards[k].quad
-            wrist, _ = grip(q0)
-            away = entry_point()
-            notes.append({"kind": "slide-away", "label": cards[k].label, "start": len(plans)})
-            hand_path(wrist + (wrist - zone_c) * 2, wrist, int(rng.integers(5, 9)), None)
-            lying.remove(k)
-            n = int(rng.integers(6, 10))
-            hand_path(wrist, away, n, (cards[k].label, q0, (q0 + (away - wrist)).astype(np.float32)))
-            gap()
+            take_away(lying[-1])
     still(10)
     seed = int(rng.integers(2 ** 31))
     frames = VideoFrames(plans, cards, faces, background, light, seed, size)
