@@ -27,6 +27,7 @@ DEFAULT_SCRIPT = REPO / "examples" / "demo-flip7.txt"
 SETTLE_FRAMES = 8        # still frames after a card before its buttons (the detector confirms it)
 PRESS_GAP = 3            # frames between two presses
 FPS = 15
+HAND_BATCH = 3           # cards of an UNO Flip hand laid out at once: they lie apart at any card size
 
 
 @dataclass
@@ -38,38 +39,93 @@ class GameVideo:
     presses: int
 
 
-def presses_for_script(text: str) -> list[tuple[int, list[str]]]:
-    """For each card of the script (in order), the button presses that follow it before the next
-    card: `ok` for a stop; `next`... `ok` for each level of a choice (as many `next` as the chosen
-    option is away from the first one offered). Flip 7 and Vengeance games; undo lines are not
-    supported here."""
-    from device.games import buttons_for, flow_for
-    from rules.events import Card, Stop
+@dataclass
+class Shot:
+    """A card landing in the video, and the button presses that follow it before the next one."""
+    label: str
+    presses: list[str]
+    landing: str | None = None    # where it lands (vision.synth landings: UNO Flip); None: the Flip 7 deal
+
+
+def shots_for_script(text: str) -> list[Shot]:
+    """The cards the camera sees for the script, in order, each with the presses that follow it:
+    `ok` for a stop (Flip 7) or a draw (UNO Flip); `next` to open UNO Flip's turn actions (pass,
+    challenge, UNO calls, catches); `next`... `ok` for each level of a choice (as many `next` as the
+    chosen option is away from the first one offered). UNO Flip's cards land on the discard pile;
+    after a Flip the turned pile shows a new card; at the end of a round each hand is laid out
+    HAND_BATCH cards at a time and read (ok on the hand; `more cards` for the next batch; done).
+    Undo lines and cards or plays for a named player are not supported."""
+    from device.games import flow_for
+    from rules.events import Card, Hand, Play, Start, Top
     from rules.match import Match
-    from rules.script import UNDO, parse_script
+    from rules.script import UNDO, format_event, parse_script
 
     script = parse_script(text)
     if script.config is None or script.errors:
         raise ValueError(f"unusable demo script: {script.fatal or script.errors[0]}")
+    flow = flow_for(script.config.game)
     match = Match(script.config)
-    cards: list[tuple[str, list[str]]] = []
+    shots: list[Shot] = []
     for lineno, line, event in script.events:
+        state = match.state
         if event == UNDO:
             raise ValueError(f"line {lineno}: the demo cannot film an undo")
-        if isinstance(event, Card):
-            if event.to is not None:
-                raise ValueError(f"line {lineno}: the demo deals cards the rules' way only")
-            cards.append((event.label, []))
-        elif isinstance(event, Stop) and event.player is None:
-            cards[-1][1].append("ok")
+        if isinstance(event, (Card, Start, Play, Top)):
+            seen = flow.event_for_card(state, event.label)
+            if seen != event:      # a card for a named player, or one the table ignores now
+                raise ValueError(f"line {lineno}: {line!r}: the camera makes "
+                                 f"{format_event(seen) if seen else 'nothing'} of that card here")
+            shots.append(Shot(event.label, [], None if isinstance(event, Card) else
+                              "new-pile" if isinstance(event, Top) else "pile"))
+        elif isinstance(event, Hand):
+            shots.extend(_hand_shots(flow, state, event))
         else:
-            choice = flow_for(script.config.game).choice(match.state)
-            presses = buttons_for(choice, event) if choice is not None and cards else None
+            presses = _presses(flow, state, event) if shots else None
             if presses is None:
                 raise ValueError(f"line {lineno}: {line!r} has no button in the demo")
-            cards[-1][1].extend(presses)
+            shots[-1].presses.extend(presses)
         match.apply(event)
-    return cards
+    return shots
+
+
+def _presses(flow, state, event) -> list[str] | None:
+    """The presses that make `event` now: the pending choice answered, the turn's `ok`, or an
+    action among those `next` opens on a turn (UNO Flip); None if no button makes it."""
+    from device.games import buttons_for
+
+    choice = flow.choice(state)
+    if choice is not None:
+        return buttons_for(choice, event)
+    if flow.on_turn(state, "ok") == event:
+        return ["ok"]
+    if flow.on_turn(state, "next") == "actions":
+        # (a lone action is taken without `ok`, but "scores" is always offered too: never an event alone)
+        presses = buttons_for(flow.actions(state), event)
+        return ["next", *presses] if presses is not None else None
+    return None
+
+
+def _hand_shots(flow, state, event) -> list[Shot]:
+    """An UNO Flip hand laid out under the camera in batches (the zone cleared before each): ok on
+    "NAME's hand" reads the first, "more cards" each next one, "done" counts the hand."""
+    from device.games import buttons_for
+
+    if not event.labels:
+        raise ValueError(f"an empty hand ({event.player}) cannot be shown to the camera")
+    shots: list[Shot] = []
+    for first in range(0, len(event.labels), HAND_BATCH):
+        batch = event.labels[first:first + HAND_BATCH]
+        shots += [Shot(label, [], "apart") for label in batch]
+        shots[-len(batch)].landing = "new-apart"
+        asking = flow.choice(state) if first == 0 else flow.hand_choice(event.player, event.labels[:first])
+        shots[-1].presses = buttons_for(asking, f"scan {event.player}")
+    shots[-1].presses += buttons_for(flow.hand_choice(event.player, event.labels), event)
+    return shots
+
+
+def presses_for_script(text: str) -> list[tuple[str, list[str]]]:
+    """(label, presses) of each shot of shots_for_script (a Flip 7 deal needs no more)."""
+    return [(shot.label, shot.presses) for shot in shots_for_script(text)]
 
 
 def _deck(text: str) -> str:
@@ -82,13 +138,14 @@ def _deck(text: str) -> str:
 def make_game_video(text: str, out: Path, seed: int = 2, split: str = "train", **hard_cases) -> GameVideo:
     """The deal video (a folder of JPEG frames) and the button script for table script `text`,
     cached in `out` by a hash of everything that shapes them. `hard_cases` go to
-    vision.synth.make_deal_video (p_on_top, p_pass, p_nudge, p_slide; its defaults otherwise)."""
+    vision.synth.make_deal_video (p_on_top, p_pass, p_nudge, p_slide; its defaults otherwise).
+    An UNO Flip video films the discard pile and the hands laid out (shots_for_script)."""
     import cv2
     import numpy as np
 
     from vision.synth import make_deal_video
 
-    cards = presses_for_script(text)
+    shots = shots_for_script(text)
     key = hashlib.sha256(json.dumps([text, seed, split, sorted(hard_cases.items()), SETTLE_FRAMES, PRESS_GAP, FPS]).encode()).hexdigest()[:12]
     frames_dir = out / f"video-{key}"
     buttons_path = out / f"buttons-{key}.txt"
@@ -96,18 +153,19 @@ def make_game_video(text: str, out: Path, seed: int = 2, split: str = "train", *
     if done.exists() and buttons_path.exists():
         info = json.loads(done.read_text())
         log.info("using the cached deal video %s (%d frames)", frames_dir, info["frames"])
-        return GameVideo(frames_dir, buttons_path, info["frames"], len(cards), info["presses"])
-    video = make_deal_video(np.random.default_rng(seed), [label for label, _ in cards], deck=_deck(text),
-                            fps=FPS, split=split, **hard_cases, p_repeat=0.0)
-    if len(video.events) != len(cards):
+        return GameVideo(frames_dir, buttons_path, info["frames"], len(shots), info["presses"])
+    landings = [shot.landing for shot in shots] if any(shot.landing for shot in shots) else None
+    video = make_deal_video(np.random.default_rng(seed), [shot.label for shot in shots], deck=_deck(text),
+                            fps=FPS, split=split, **hard_cases, p_repeat=0.0, landings=landings)
+    if len(video.events) != len(shots):
         raise RuntimeError("the deal video does not hold one placement per card")
     # After each card with buttons, pause on the last still frame before the table moves again.
     activity = sorted(note["start"] for note in video.notes)
     pause_after: dict[int, list[str]] = {}
-    for event, (_, presses) in zip(video.events, cards):
-        if presses:
+    for event, shot in zip(video.events, shots):
+        if shot.presses:
             later = [s for s in activity if s > event.frame_index]
-            pause_after[(later[0] if later else len(video.frames)) - 1] = presses
+            pause_after[(later[0] if later else len(video.frames)) - 1] = shot.presses
     frames_dir.mkdir(parents=True, exist_ok=True)
     lines = []
     written = 0
@@ -131,9 +189,9 @@ def make_game_video(text: str, out: Path, seed: int = 2, split: str = "train", *
     buttons_path.write_text("# frame button: presses for the demo game, made by device/demo.py\n"
                             + "\n".join(lines) + "\n")
     done.write_text(json.dumps({"frames": written, "presses": len(lines)}))
-    log.info("deal video: %d frames, %d cards, %d presses in %.0f s", written, len(cards), len(lines),
+    log.info("deal video: %d frames, %d cards, %d presses in %.0f s", written, len(shots), len(lines),
              time.monotonic() - started)
-    return GameVideo(frames_dir, buttons_path, written, len(cards), len(lines))
+    return GameVideo(frames_dir, buttons_path, written, len(shots), len(lines))
 
 
 def run_game(text: str, video: GameVideo, out: Path, display: str, state: Path) -> dict:
@@ -157,7 +215,7 @@ def card_differences(script_text: str, log_text: str) -> list[str]:
     import difflib
 
     def cards(text: str) -> list[str]:
-        return [line.split()[1] for line in text.splitlines() if line.startswith("card ")]
+        return [line.split()[1] for line in text.splitlines() if line.startswith(("card ", "start ", "play ", "top "))]
 
     want, got = cards(script_text), cards(log_text)
     lines = []
