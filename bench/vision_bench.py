@@ -220,7 +220,7 @@ def measure(name: str, classifier, frames, crops, repeats: int) -> dict:
         kind.cpu.append((time.process_time() - c) * 1000.0)
         kind.append((time.perf_counter() - t) * 1000.0)
     print(f"deal video through the detector ({sum(map(len, steps.values()))} frames, {events} events):")
-    for step in ("idle", "watch", "locate", "confirm"):
+    for step in ("idle", "watch", "early", "locate", "confirm"):
         if step in steps:
             print(f"  {step:7s} frames: {summary(steps[step])}")
 

@@ -5,7 +5,10 @@ A state machine, per frame:
   nothing changed, nothing else is done (well under a millisecond);
 - disturbed: something changed; wait until the picture is still: no change from the previous
   frame nor from the first frame of the still run, for a few frames (a hand slowing down
-  moves little per frame but a lot over several);
+  moves little per frame but a lot over several). Meanwhile, a new card that already lies
+  unchanged for early_frames frames with nothing moving over it, beside a hand still
+  withdrawing, is located and, if the model names it, reported at once (the table sees it
+  as the hand leaves); the reference picture takes it in;
 - settled: the frame is compared with the last stable one (colour, 160x120); cards are
   located only around where it changed, with the change itself as a hint. If part of the
   change is neither a card found now nor the place of a known card, something else (a hand)
@@ -82,7 +85,8 @@ class PlacementDetector:
     def __init__(self, classifier, *, tiny_long_side: int = 160, mid_long_side: int = 160,
                  pixel_threshold: int = 18, change_pixels: int = 12, settle_frames: int = 3,
                  confirm_frames: int = 1, max_hand_wait: int = 30, new_fraction: float = 0.35,
-                 vacated_fraction: float = 0.35, min_card_frac: float = 0.01, max_card_frac: float = 0.5):
+                 vacated_fraction: float = 0.35, min_card_frac: float = 0.01, max_card_frac: float = 0.5,
+                 early_frames: int = 2):
         self.classifier = classifier
         self.tiny_long_side = tiny_long_side
         self.mid_long_side = mid_long_side
@@ -95,6 +99,7 @@ class PlacementDetector:
         self.vacated_fraction = vacated_fraction    # share of a card's old place changed = it left
         self.min_card_frac = min_card_frac
         self.max_card_frac = max_card_frac
+        self.early_frames = early_frames            # a card still this long while a hand moves is read (0: never)
         self.reset()
 
     def reset(self) -> None:
@@ -111,12 +116,15 @@ class PlacementDetector:
         self._pending: list[_Pending] = []
         self._confirmed = 0
         self._mask = None
+        self._recent: list[np.ndarray] = []     # the last tiny frames while disturbed
+        self._early_tried = 0                   # settled pixels at the last early look
 
     # ------------------------------------------------------------------ per frame
     def feed(self, frame_bgr: np.ndarray, frame_index: int) -> list[VisionEvent]:
         """Events this frame brings. `step` then says what the frame cost: "idle" (nothing
-        changed), "watch" (waiting for stillness), "locate" (the settled frame: locate where it
-        changed, classify), "confirm" (classify again) or "start" (the first frame)."""
+        changed), "watch" (waiting for stillness), "early" (something moves: a card lying still
+        beside it may be read), "locate" (the settled frame: locate where it changed, classify),
+        "confirm" (classify again) or "start" (the first frame)."""
         tiny = self._tiny(frame_bgr)
         if self._ref_tiny is None:
             self.step = "start"
@@ -129,6 +137,7 @@ class PlacementDetector:
                 return []
             self.state, self._still, self._waited = DISTURBED, 0, 0
             self._prev_tiny = tiny
+            self._recent, self._early_tried = [tiny], 0
             return []
         # Still = no change from the last frame, nor from the first frame of the still run (a
         # hand slowing down moves a little each frame and a lot over a few).
@@ -136,8 +145,12 @@ class PlacementDetector:
         if not moving and self._still > 0:
             moving = self._changed(tiny, self._still_tiny) > self.change_pixels
         self._prev_tiny = tiny
+        self._recent = (self._recent + [tiny])[-(self.early_frames + 1):]
         if moving:
             self.state, self._still, self._pending = DISTURBED, 0, []
+            if self.early_frames and len(self._recent) > self.early_frames:
+                self.step = "early"
+                return self._early(frame_bgr, tiny, frame_index)
             return []
         if self.state == DISTURBED:
             if self._still == 0:
@@ -187,6 +200,58 @@ class PlacementDetector:
             return self._judge(frame, tiny, mid, frame_index)
         return []
 
+    def _early(self, frame, tiny, frame_index) -> list[VisionEvent]:
+        """While a hand is still moving (leaving), a new card that has lain unchanged for
+        early_frames frames and that nothing moves over is read now rather than once the whole
+        picture is still: the table sees it on the screen as the hand withdraws. Only cards the
+        model names are reported here; the reference picture takes each one in, so the still
+        picture later finds nothing new there (a card moved after all is then a moved card)."""
+        diffs = [cv2.absdiff(tiny, past) > self.pixel_threshold for past in self._recent[:-1]]
+        moving = cv2.dilate(np.logical_or.reduce(diffs).astype(np.uint8), np.ones((3, 3), np.uint8))
+        mid = self._mid(frame)
+        mh, mw = mid.shape[:2]
+        moving_mid = cv2.resize(moving, (mw, mh), interpolation=cv2.INTER_NEAREST) * 255
+        mask = cv2.bitwise_and(self._change_mask(mid), cv2.bitwise_not(moving_mid))
+        count = cv2.countNonZero(mask)
+        h, w = frame.shape[:2]
+        card_px = (self._card_length(h, w) * mw / w) ** 2 / 1.4
+        # Not enough still change for a card, or nothing new since the last look: no work.
+        if count < 0.5 * card_px or abs(count - self._early_tried) < 0.15 * card_px:
+            return []
+        self._early_tried = count
+        events: list[VisionEvent] = []
+        for quad, score in sorted(self._locate_changed(frame, mask), key=lambda c: -c[1]):
+            # A card landing changes nearly all of its place; nothing may move over any of it.
+            if self._mask_share(mask, quad, frame.shape) < 0.8 or self._mask_share(moving_mid, quad, frame.shape) > 0.02:
+                continue
+            if any(_overlap(quad, e.quad) >= 0.3 for e in events):
+                continue
+            prediction = self.classifier.decide(self._probabilities(frame, [quad])[0])
+            if prediction.label is None:
+                continue                 # not named: the still picture judges it, prompt and all
+            if any(k.label == prediction.label and _overlap(quad, k.quad) >= 0.2 for k in self._known):
+                continue                 # that card moved, or its twin on it: the still picture judges it
+            log.debug("frame %d: early read %s at %s", frame_index, prediction.label, quad.mean(axis=0).round())
+            events.append(Placement(prediction.label, prediction.confidence, quad, frame_index))
+            self._known.append(_Known(quad, prediction.label, _look(frame, quad), score))
+            self._take_in(quad, frame.shape, tiny, mid)
+        return events
+
+    def _take_in(self, quad, shape, tiny, mid) -> None:
+        """The reference picture shows the card now (with a small rim for its shadow)."""
+        h, w = shape[:2]
+
+        def patched(ref, now):
+            rh, rw = ref.shape[:2]
+            region = np.zeros((rh, rw), np.uint8)
+            poly = np.round(quad * np.array([rw / w, rh / h], np.float32)).astype(np.int32)
+            cv2.fillConvexPoly(region, poly, 1)
+            cv2.polylines(region, [poly], True, 1, thickness=3)
+            out = ref.copy()             # the old reference may be a frame still in use elsewhere
+            out[region > 0] = now[region > 0]
+            return out
+        self._ref_tiny, self._ref_mid = patched(self._ref_tiny, tiny), patched(self._ref_mid, mid)
+
     def _confirm(self, frame, tiny, frame_index) -> list[VisionEvent]:
         if self._pending:
             for p, probs in zip(self._pending, self._probabilities(frame, [p.quad for p in self._pending])):
@@ -205,9 +270,13 @@ class PlacementDetector:
         # card" hides nothing: it is often the very place the card left.
         new_quads = [p.quad for p, prediction in readings
                      if prediction.label is not None or prediction.reason == NOT_SURE]
+        # Nor is anything concluded under a card the model is not sure of (its outline may be
+        # wrong too): the cards there stay known.
+        unsure_quads = [p.quad for p, prediction in readings if prediction.reason == NOT_SURE]
         vacated = [self._mask_share(mask, k.quad, frame.shape,
                                     minus=new_quads + [above.quad for above in self._known[i + 1:]])
-                   >= self.vacated_fraction for i, k in enumerate(self._known)]
+                   >= self.vacated_fraction and not any(_overlap(k.quad, q) >= 0.2 for q in unsure_quads)
+                   for i, k in enumerate(self._known)]
         used = set()
         for p, prediction in readings:
             look = _look(frame, p.quad)
