@@ -154,3 +154,21 @@ def test_the_card_uncovered_when_the_top_card_is_slid_off_is_not_dealt_again():
     clip.slide_away(1, "right")
     clip.place("red", card_quad((480, 250), 80, 170), side="left")
     assert_events_match(run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames), clip.events)
+
+
+def test_a_card_is_read_while_the_hand_is_still_withdrawing_and_counted_once():
+    """A card that lies still with nothing over it is reported before the hand has left the
+    picture (the table sees it sooner), and the still picture afterwards does not count it again."""
+    clip = Clip(np.random.default_rng(7), "wood")
+    clip.still(5)
+    clip.place("green", card_quad((260, 240), 15, 180), side="right")
+    clip.place("red", card_quad((330, 250), 40, 170), side="bottom")   # on top of it
+
+    def reports(early_frames):
+        detector = PlacementDetector(ColourClassifier(clip.faces), early_frames=early_frames)
+        events = run(detector, clip.frames)
+        assert_events_match(events, clip.events)
+        return [e.frame_index for e in events]
+
+    early, settled = reports(2), reports(0)
+    assert early[0] < settled[0] and early[1] <= settled[1], (early, settled)
