@@ -342,8 +342,20 @@ def _dedupe(cands: list[Candidate], iou: float, min_support: float) -> list[Cand
     """Best-supported of each group of near-identical quads; of equally supported ones the
     larger, which is the card's border rather than its printed frame."""
     kept: list[Candidate] = []
+    boxes = np.zeros((len(cands), 4), np.float32)     # of the kept quads: x0 y0 x1 y1
+    areas = np.zeros(len(cands), np.float32)
     for c in sorted(cands, key=lambda c: (round(c.score, 1), quad_area(c.quad)), reverse=True):
-        if c.score >= min_support and all(quad_iou(c.quad, k.quad) <= iou for k in kept):
+        if c.score < min_support:
+            continue
+        box = np.concatenate([c.quad.min(axis=0), c.quad.max(axis=0)])
+        area = quad_area(c.quad)
+        n = len(kept)
+        # Cheap bound first: IoU <= (bounding boxes' overlap) / (the larger area).
+        overlap = (np.clip(np.minimum(boxes[:n, 2], box[2]) - np.maximum(boxes[:n, 0], box[0]), 0, None)
+                   * np.clip(np.minimum(boxes[:n, 3], box[3]) - np.maximum(boxes[:n, 1], box[1]), 0, None))
+        close = np.nonzero(overlap > iou * np.maximum(areas[:n], area))[0]
+        if all(quad_iou(c.quad, kept[i].quad) <= iou for i in close):
+            boxes[n], areas[n] = box, area
             kept.append(c)
     return kept
 

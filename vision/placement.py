@@ -36,7 +36,7 @@ import cv2
 import numpy as np
 
 from vision.classifier import NOT_SURE
-from vision.geometry import quad_area, quad_iou, warp_card
+from vision.geometry import card_transform, quad_area, quad_iou, warp_card
 from vision.locate import locate_candidates
 
 
@@ -313,11 +313,21 @@ class PlacementDetector:
             else:
                 continue                     # a change of card shape the model says is no card
             self._known.append(_Known(p.quad, prediction.label, look, p.score))
-        # Known cards whose place is empty now and that did not move elsewhere were slid away.
-        log.debug("frame %d: known %s vacated %s", frame_index,
-                  [(k.label, k.quad.mean(axis=0).round().tolist()) for k in self._known], vacated)
-        self._known = [k for i, k in enumerate(self._known)
-                       if i >= len(vacated) or not vacated[i] or i in used]
+        # Known cards whose place is empty now and that did not move elsewhere were slid away;
+        # so were those in plain view that no longer look like themselves (one that left while
+        # hidden under another card, or was never told apart from it, must not linger: a card
+        # later dealt to that place would be taken for it).
+        gone = [i < len(vacated) and vacated[i] and i not in used for i in range(len(self._known))]
+        for i in range(min(len(vacated), len(self._known)) - 1, -1, -1):     # from the top down
+            k = self._known[i]
+            if i in used or gone[i] or any(_overlap(k.quad, q) >= 0.2 for q in unsure_quads):
+                continue
+            over = [q.quad for j, q in enumerate(self._known[i + 1:], i + 1) if not gone[j]]
+            if not _looks_like_itself(frame, k, over + [p.quad for p, _ in readings]):
+                gone[i] = True
+        log.debug("frame %d: known %s gone %s", frame_index,
+                  [(k.label, k.quad.mean(axis=0).round().tolist()) for k in self._known], gone)
+        self._known = [k for i, k in enumerate(self._known) if not gone[i]]
         self._accept(tiny, mid)
         return events
 
@@ -497,6 +507,29 @@ def _overlap(a, b) -> float:
 
 
 LOOK_SIZE = (24, 34)
+
+
+def _looks_like_itself(frame, known: _Known, over) -> bool:
+    """The part of a known card not under the `over` quads still shows what it showed when it
+    was seen (normalised correlation of the grey look over that part); too little in view to
+    tell counts as yes."""
+    h, w = frame.shape[:2]
+    hidden = np.zeros((h, w), np.uint8)
+    for q in over:
+        cv2.fillConvexPoly(hidden, np.round(q).astype(np.int32), 255)
+    visible = card_transform(known.quad, LOOK_SIZE)
+    visible = cv2.warpPerspective(255 - hidden, visible, LOOK_SIZE, flags=cv2.INTER_NEAREST) > 0
+    if visible.mean() < 0.3:
+        return True
+    now = cv2.cvtColor(warp_card(frame, known.quad, size=LOOK_SIZE), cv2.COLOR_BGR2GRAY).astype(np.float32)
+    then = known.look
+    a, b = now[visible] - now[visible].mean(), then[visible] - then[visible].mean()
+    scale = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return scale > 0 and float((a * b).sum()) / scale >= LOOK_KEPT
+
+
+# A known card in view whose look correlates less than this with how it was first seen has gone.
+LOOK_KEPT = 0.5
 
 
 def _look(frame, quad) -> np.ndarray:
