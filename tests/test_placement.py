@@ -172,3 +172,12 @@ def test_a_card_is_read_while_the_hand_is_still_withdrawing_and_counted_once():
 
     early, settled = reports(2), reports(0)
     assert early[0] < settled[0] and early[1] <= settled[1], (early, settled)
+
+
+def test_a_card_laid_exactly_on_the_last_one_counts_as_on_a_discard_pile():
+    clip = Clip(np.random.default_rng(8), "cloth")
+    clip.still(5)
+    clip.place("red", card_quad((320, 240), 10, 180))
+    clip.place("blue", card_quad((321, 241), 10, 180))       # the same place, another card
+    clip.place("green", card_quad((319, 240), 11, 180), side="left")
+    assert_events_match(run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames), clip.events)

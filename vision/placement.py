@@ -468,11 +468,14 @@ class PlacementDetector:
             if i in used or i >= len(vacated):
                 continue
             near = np.linalg.norm(k.quad.mean(axis=0) - centre) <= 0.8 * size
-            # In its very place: the same card, uncovered or relit (no two cards land that exactly).
+            # In its very place: the same card uncovered or relit, if it reads or looks the same
+            # (not its place alone: on a discard pile each card lands nearly exactly on the last).
             covered = quad_iou(quad, k.quad) >= 0.9
             if not near or not (vacated[i] or covered):
                 continue
-            if covered or (label is not None and label == k.label) or _same_look(look, k.look):
+            # Two readings decide; the look only where the model named one of them not.
+            named = label is not None and k.label is not None
+            if (label == k.label) if named else _same_look(look, k.look):
                 return i
         return None
 
