@@ -69,6 +69,7 @@ def bench_latency(cards: int, fps: float, seed: int, workdir: Path) -> None:
     received: dict[int, float] = {}
     fired: list[int] = []
     posts: list[tuple[int, int]] = []          # (id of the posted screen, accepted events then)
+    posted: list = []
     shown: dict[int, float] = {}
 
     source_get = appliance.source.get
@@ -89,6 +90,7 @@ def bench_latency(cards: int, fps: float, seed: int, workdir: Path) -> None:
     display_post = appliance.display.post
 
     def post(screen, t):
+        posted.append(screen)     # held, so no later screen can get the same id()
         posts.append((id(screen), len(appliance.table.match.events)))
         display_post(screen, t)
 
