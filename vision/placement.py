@@ -273,9 +273,10 @@ class PlacementDetector:
         # Nor is anything concluded under a card the model is not sure of (its outline may be
         # wrong too): the cards there stay known.
         unsure_quads = [p.quad for p, prediction in readings if prediction.reason == NOT_SURE]
+        under_unsure = [any(_overlap(k.quad, q) >= 0.2 for q in unsure_quads) for k in self._known]
         vacated = [self._mask_share(mask, k.quad, frame.shape,
                                     minus=new_quads + [above.quad for above in self._known[i + 1:]])
-                   >= self.vacated_fraction and not any(_overlap(k.quad, q) >= 0.2 for q in unsure_quads)
+                   >= self.vacated_fraction and not under_unsure[i]
                    for i, k in enumerate(self._known)]
         used = set()
         for p, prediction in readings:
@@ -320,7 +321,7 @@ class PlacementDetector:
         gone = [i < len(vacated) and vacated[i] and i not in used for i in range(len(self._known))]
         for i in range(min(len(vacated), len(self._known)) - 1, -1, -1):     # from the top down
             k = self._known[i]
-            if i in used or gone[i] or any(_overlap(k.quad, q) >= 0.2 for q in unsure_quads):
+            if i in used or gone[i] or under_unsure[i]:
                 continue
             over = [q.quad for j, q in enumerate(self._known[i + 1:], i + 1) if not gone[j]]
             if not _looks_like_itself(frame, k, over + [p.quad for p, _ in readings]):
@@ -510,6 +511,8 @@ def _overlap(a, b) -> float:
 
 
 LOOK_SIZE = (24, 34)
+# A known card in view whose look correlates less than this with how it was first seen has gone.
+LOOK_KEPT = 0.5
 
 
 def _looks_like_itself(frame, known: _Known, over) -> bool:
@@ -520,19 +523,14 @@ def _looks_like_itself(frame, known: _Known, over) -> bool:
     hidden = np.zeros((h, w), np.uint8)
     for q in over:
         cv2.fillConvexPoly(hidden, np.round(q).astype(np.int32), 255)
-    visible = card_transform(known.quad, LOOK_SIZE)
-    visible = cv2.warpPerspective(255 - hidden, visible, LOOK_SIZE, flags=cv2.INTER_NEAREST) > 0
+    matrix = card_transform(known.quad, LOOK_SIZE)
+    visible = cv2.warpPerspective(255 - hidden, matrix, LOOK_SIZE, flags=cv2.INTER_NEAREST) > 0
     if visible.mean() < 0.3:
         return True
-    now = cv2.cvtColor(warp_card(frame, known.quad, size=LOOK_SIZE), cv2.COLOR_BGR2GRAY).astype(np.float32)
-    then = known.look
-    a, b = now[visible] - now[visible].mean(), then[visible] - then[visible].mean()
+    now, then = _look(frame, known.quad)[visible], known.look[visible]
+    a, b = now - now.mean(), then - then.mean()
     scale = float(np.linalg.norm(a) * np.linalg.norm(b))
     return scale > 0 and float((a * b).sum()) / scale >= LOOK_KEPT
-
-
-# A known card in view whose look correlates less than this with how it was first seen has gone.
-LOOK_KEPT = 0.5
 
 
 def _look(frame, quad) -> np.ndarray:
