@@ -11,7 +11,8 @@ import pytest
 
 from rules.core import GameConfig, Refused
 from rules.events import Caught, Challenge, Color, Draw, Hand, Pass, Play, Start, Top, Uno
-from game_properties import assert_replay_equals_incremental, assert_saving_round_trips, assert_undo_restores
+from game_properties import (assert_refusals_change_nothing, assert_replay_equals_incremental,
+                             assert_saving_round_trips, assert_undo_restores)
 from rules.match import Match
 from rules.random_play import UnoRandomTable
 from rules.uno_flip import (CARDS_IN_DECK, COPIES, COUNT, DRAWN, FACE_ID, HANDS, LABELS, N_FACES, OWE, PLAY, SIDE,
@@ -134,23 +135,15 @@ def illegal_events(state: UnoFlipState, rng: random.Random) -> list:
 
 
 def test_refused_events_change_nothing() -> None:
-    for seed in range(40):
-        rng = random.Random(seed)
-        table = UnoRandomTable(seed)
-        match = Match(config(seed))
-        while not match.over:
-            if rng.random() >= 0.15:                 # a sample of the states keeps the test quick
-                match.apply(table.next_event(match.state))
-                continue
-            before = match.state.to_dict()
-            for event in illegal_events(match.state, rng):
-                with pytest.raises(Refused) as refusal:
-                    match.apply(event)
-                assert refusal.value.reason
-                assert match.state.to_dict() == before, f"refused {event} changed the state"
-            match.apply(table.next_event(match.state))
-        with pytest.raises(Refused, match="game is over"):
-            match.apply(Play("red-1"))
+    assert_refusals_change_nothing(new_match, UnoRandomTable, illegal_events, range(40), sample=0.15)
+
+
+def test_nothing_is_played_once_the_game_is_over() -> None:
+    table, match = UnoRandomTable(0), new_match(0)
+    while not match.over:
+        match.apply(table.next_event(match.state))
+    with pytest.raises(Refused, match="game is over"):
+        match.apply(Play("red-1"))
 
 
 def test_replay_of_the_event_list_equals_the_incremental_state() -> None:
