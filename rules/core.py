@@ -101,14 +101,20 @@ def seat_map(players: tuple[str, ...]) -> dict[str, int]:
     return seats
 
 
+def lookup(table: dict[str, Any], key: str, refusal: str) -> Any:
+    """table[key], else table[key.lower()] (a table-script word in any case); Refused(refusal)
+    when neither is there."""
+    value = table.get(key)
+    if value is None:
+        value = table.get(key.lower())
+        if value is None:
+            raise Refused(refusal)
+    return value
+
+
 def seat_of(seats: dict[str, int], name: str) -> int:
     """The seat of `name` in a `seat_map`; Refused when nobody is called that."""
-    i = seats.get(name)
-    if i is None:
-        i = seats.get(name.lower())
-        if i is None:
-            raise Refused(f"there is no player called {name}")
-    return i
+    return lookup(seats, name, f"there is no player called {name}")
 
 
 def save_state(state, fields: tuple[str, ...], version: int) -> dict[str, Any]:

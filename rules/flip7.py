@@ -23,7 +23,8 @@ import copy
 from typing import Any
 
 from rules.cards import DECKS
-from rules.core import GameConfig, Notice, Pending, Refused, RoundResult, load_state, save_state, seat_map, seat_of
+from rules.core import (GameConfig, Notice, Pending, Refused, RoundResult, load_state, lookup, save_state,
+                        seat_map, seat_of)
 from rules.events import Card, Shuffle, Stop, Target
 
 DECK = DECKS["flip7"]
@@ -242,10 +243,7 @@ class FlipTableState:
         return notices
 
     def _card_id(self, label: str) -> int:
-        cid = self.CARD_ID.get(label.lower())
-        if cid is None:
-            raise Refused(f"{label} is not a card of the {self.title} deck")
-        return cid
+        return lookup(self.CARD_ID, label, f"{label} is not a card of the {self.title} deck")
 
     def _check_redirect(self, named: int) -> None:
         name = self.players[named]

@@ -51,7 +51,8 @@ import copy
 from typing import Any
 
 from rules.cards import DECKS, UNO_DARK_COLORS, UNO_LIGHT_COLORS
-from rules.core import GameConfig, Notice, Pending, Refused, RoundResult, load_state, save_state, seat_map, seat_of
+from rules.core import (GameConfig, Notice, Pending, Refused, RoundResult, load_state, lookup, save_state,
+                        seat_map, seat_of)
 from rules.events import Caught, Challenge, Color, Draw, Hand, Pass, Play, Start, Top, Uno
 
 DECK = DECKS["uno-flip"]
@@ -349,12 +350,7 @@ class UnoFlipState:
         return seat_of(self.seat, name)
 
     def _face(self, label: str) -> int:
-        f = FACE_ID.get(label)
-        if f is None:
-            f = FACE_ID.get(label.lower())
-            if f is None:
-                raise Refused(f"{label} is not an UNO Flip card")
-        return f
+        return lookup(FACE_ID, label, f"{label} is not an UNO Flip card")
 
     def _check_face_in_play(self, f: int, laid: int = 0) -> None:
         """The face belongs to the side in play and a copy of it can still be somewhere unseen."""
