@@ -379,11 +379,10 @@ class PlacementDetector:
         mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
         mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
         # A change smaller than a tenth of the smallest card is noise, a shadow, a crumb.
-        n, labels, stats, _ = cv2.connectedComponentsWithStats(mask)
-        min_px = 0.1 * self.min_card_frac * mask.size
-        for i in range(1, n):
-            if stats[i, cv2.CC_STAT_AREA] < min_px:
-                mask[labels == i] = 0
+        _, labels, stats, _ = cv2.connectedComponentsWithStats(mask)
+        small = stats[:, cv2.CC_STAT_AREA] < 0.1 * self.min_card_frac * mask.size
+        small[0] = False                     # the background
+        mask[small[labels]] = 0
         return mask
 
     def _something_else(self, mask, quads, shape) -> bool:
