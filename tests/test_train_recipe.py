@@ -1,0 +1,53 @@
+"""vision.train's per-deck recipes and its crops at a locator's larger quad errors (no torch needed)."""
+
+import numpy as np
+import pytest
+
+from rules.cards import DECKS
+from vision import train
+from vision.geometry import quad_area, quad_iou
+from vision.synth import card_quad
+
+
+def _resolved(monkeypatch, argv):
+    seen = {}
+    monkeypatch.setattr(train, "train", lambda args: seen.setdefault("args", args) and 0)
+    train.main(argv)
+    return seen["args"]
+
+
+@pytest.mark.parametrize("deck", ["flip7", "uno-flip"])
+def test_other_decks_keep_the_recipe_of_their_committed_models(monkeypatch, deck):
+    args = _resolved(monkeypatch, ["--deck", deck])
+    assert (args.samples, args.epochs, args.located_samples, args.val_samples) == (40000, 14, 0, 3000)
+    quick = _resolved(monkeypatch, ["--deck", deck, "--quick"])
+    assert (quick.samples, quick.epochs, quick.located_samples, quick.val_samples) == (10000, 6, 0, 1000)
+
+
+def test_vengeance_recipe_adds_located_crops_and_flags_override_it(monkeypatch):
+    args = _resolved(monkeypatch, ["--deck", "flip7-vengeance"])
+    assert (args.samples, args.epochs, args.located_samples) == (40000, 14, 16000)
+    assert args.command == "python -m vision.train --deck flip7-vengeance"
+    args = _resolved(monkeypatch, ["--deck", "flip7-vengeance", "--located-samples", "0", "--epochs", "12"])
+    assert (args.samples, args.epochs, args.located_samples) == (40000, 12, 0)
+
+
+def test_located_quads_stay_short_of_a_part_of_a_card():
+    """Larger errors than dataset.jitter_quad, but the card stays nearly all in the crop (the
+    "none" crops start at a shift of a third of a side)."""
+    rng = np.random.default_rng(3)
+    ious, shifts = [], []
+    for _ in range(2000):
+        true = card_quad(rng.uniform(200, 400, 2), rng.uniform(120, 290), rng.uniform(0, 360), 0.03, rng)
+        q = train.located_quad(rng, true)
+        ious.append(quad_iou(q, true))
+        shifts.append(np.linalg.norm(q.mean(0) - true.mean(0)) / np.sqrt(quad_area(true)))
+    assert min(ious) > 0.6 and np.median(ious) < 0.9      # wider than the usual jitter, never a part
+    assert max(shifts) < 0.2
+
+
+def test_located_samples_are_cards_and_some_none():
+    samples = train.make_located_samples("flip7-vengeance", 60, seed=5, progress_every=10**9)
+    assert samples.x.shape == (60, 80, 56, 3) and samples.x.dtype == np.uint8
+    none = len(DECKS["flip7-vengeance"].labels)
+    assert 0 < (samples.y == none).sum() < 30 and samples.y.max() == none
