@@ -180,7 +180,7 @@ def idle_frames(frame: np.ndarray, n: int, seed: int = 3) -> list[np.ndarray]:
             for _ in range(n)]
 
 
-def deal_frames(seed: int = 5, cards: int = 5):
+def deal_frames(seed: int = 5, cards: int = 12):
     """A synthetic deal at 640x480 (hands, stacks, nudges, slides): rendered lazily, not timed."""
     from rules.cards import DECKS
     from vision.synth import make_deal_video
@@ -220,7 +220,7 @@ def measure(name: str, classifier, frames, crops, repeats: int) -> dict:
         kind.cpu.append((time.process_time() - c) * 1000.0)
         kind.append((time.perf_counter() - t) * 1000.0)
     print(f"deal video through the detector ({sum(map(len, steps.values()))} frames, {events} events):")
-    for step in ("idle", "watch", "early", "locate", "confirm"):
+    for step in ("idle", "watch", "early", "settled", "locate", "confirm"):
         if step in steps:
             print(f"  {step:7s} frames: {summary(steps[step])}")
 

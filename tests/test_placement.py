@@ -181,3 +181,63 @@ def test_a_card_laid_exactly_on_the_last_one_counts_as_on_a_discard_pile():
     clip.place("blue", card_quad((321, 241), 10, 180))       # the same place, another card
     clip.place("green", card_quad((319, 240), 11, 180), side="left")
     assert_events_match(run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames), clip.events)
+
+
+class _Hesitant(ColourClassifier):
+    """Names every card, but never with more than 0.85 confidence."""
+
+    def decide(self, probs):
+        prediction = super().decide(probs)
+        return Prediction(prediction.label, min(prediction.confidence, 0.85), prediction.reason)
+
+
+def test_a_card_read_with_less_than_early_confidence_waits_for_the_still_picture():
+    """An early read (the hand still withdrawing) must be beyond doubt; a merely accepted
+    reading is made on the still picture instead, where it is counted just the same."""
+    clip = Clip(np.random.default_rng(7), "wood")
+    clip.still(5)
+    clip.place("green", card_quad((260, 240), 15, 180), side="right")
+    clip.place("red", card_quad((330, 250), 40, 170), side="bottom")
+
+    def reports(classifier, early_frames):
+        events = run(PlacementDetector(classifier, early_frames=early_frames), clip.frames)
+        assert_events_match(events, clip.events)
+        return [e.frame_index for e in events]
+
+    hesitant = _Hesitant(clip.faces)
+    assert reports(hesitant, 2) == reports(hesitant, 0)
+    assert reports(ColourClassifier(clip.faces), 2)[0] < reports(hesitant, 2)[0]
+
+
+def test_a_change_showing_only_part_of_a_card_widens_the_search_to_the_whole_card(monkeypatch):
+    """Where only part of a new card differs from what lay there (half of it on a card of the
+    same colours), the narrow search around the change cuts the card off: the detector
+    searches wider and finds its true outline. A change covering the whole card needs the
+    narrow search only."""
+    import cv2
+
+    import vision.placement as placement
+    from vision.geometry import quad_iou
+
+    clip = Clip(np.random.default_rng(12), "wood")
+    quad = card_quad((320, 240), 20, 200)
+    clip.lying.append(("red", quad))
+    clip.still(1)
+    frame = clip.frames[-1]
+    detector = PlacementDetector(ColourClassifier(clip.faces))
+    calls = []
+    real = placement.locate_candidates
+    monkeypatch.setattr(placement, "locate_candidates", lambda roi, **kw: calls.append(roi.shape) or real(roi, **kw))
+
+    def located(part):
+        mask = np.zeros((120, 160), np.uint8)              # the detector's change mask: 1/4 scale
+        cv2.fillConvexPoly(mask, np.round(part / 4).astype(np.int32), 255)
+        calls.clear()
+        found = detector._locate_changed(frame, mask)
+        return max((quad_iou(quad, q) for q, _ in found), default=0.0), len(calls)
+
+    iou, searches = located(quad)
+    assert iou >= 0.9 and searches == 1
+    tl, tr, br, bl = quad
+    iou, searches = located(np.array([tl, (tl + tr) / 2, (bl + br) / 2, bl]))     # its left half
+    assert iou >= 0.9 and searches == 2

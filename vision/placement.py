@@ -10,7 +10,8 @@ A state machine, per frame:
   withdrawing, is located and, if the model names it, reported at once (the table sees it
   as the hand leaves); the reference picture takes it in;
 - settled: the frame is compared with the last stable one (colour, 160x120); cards are
-  located only around where it changed, with the change itself as a hint. If part of the
+  located only around where it changed, with the change itself as a hint: first in a narrow
+  margin around it, and in a wide one when that does not account for the change. If part of the
   change is neither a card found now nor the place of a known card, something else (a hand)
   is still there: wait for it to go (for at most max_hand_wait frames). Each changed card is
   classified, upright and turned half round, averaged (over confirm_frames still frames).
@@ -36,7 +37,7 @@ import cv2
 import numpy as np
 
 from vision.classifier import NOT_SURE
-from vision.geometry import card_transform, quad_area, quad_iou, warp_card
+from vision.geometry import CARD_ASPECT, card_transform, quad_area, quad_aspect, quad_iou, warp_card
 from vision.locate import locate_candidates
 
 
@@ -76,6 +77,13 @@ class _Pending:
 
 
 IDLE, DISTURBED, CONFIRMING = "idle", "disturbed", "confirming"
+# An early read (while the hand withdraws) needs a card-proportioned outline and this confidence.
+EARLY_ASPECT_TOLERANCE, EARLY_MIN_CONFIDENCE = 0.12, 0.9
+# Search margins around the change, in card lengths: the narrow one first (see _locate_changed).
+NARROW_MARGIN, WIDE_MARGIN = 0.3, 0.8
+EDGE_PX = 3         # a quad this close to the edge of the searched region may be cut off by it
+CUT_CHANGE = 0.2    # a cut-off quad holding this share of change may be the card asked about
+NARROW_MIN_SCORE = 0.8  # a changed card found less clearly in the narrow search may be a part of one
 log = logging.getLogger(__name__)
 
 
@@ -123,8 +131,9 @@ class PlacementDetector:
     def feed(self, frame_bgr: np.ndarray, frame_index: int) -> list[VisionEvent]:
         """Events this frame brings. `step` then says what the frame cost: "idle" (nothing
         changed), "watch" (waiting for stillness), "early" (something moves: a card lying still
-        beside it may be read), "locate" (the settled frame: locate where it changed, classify),
-        "confirm" (classify again) or "start" (the first frame)."""
+        beside it may be read), "settled" (still again, and nothing left changed), "locate" (the
+        settled frame: locate where it changed, classify), "confirm" (classify again) or "start"
+        (the first frame)."""
         tiny = self._tiny(frame_bgr)
         if self._ref_tiny is None:
             self.step = "start"
@@ -177,6 +186,7 @@ class PlacementDetector:
         mid = self._mid(frame)
         mask = self._change_mask(mid)
         if cv2.countNonZero(mask) == 0:
+            self.step = "settled"
             self._accept(tiny, mid)          # a hand passed, or the light changed a little
             return []
         cands = self._locate_changed(frame, mask)
@@ -220,14 +230,19 @@ class PlacementDetector:
             return []
         self._early_tried = count
         events: list[VisionEvent] = []
-        for quad, score in sorted(self._locate_changed(frame, mask), key=lambda c: -c[1]):
+        # A card landing changes nearly all of its place: the narrow search around the change finds it.
+        for quad, score in sorted(self._locate_changed(frame, mask, widen=False), key=lambda c: -c[1]):
             # A card landing changes nearly all of its place; nothing may move over any of it.
             if self._mask_share(mask, quad, frame.shape) < 0.8 or self._mask_share(moving_mid, quad, frame.shape) > 0.02:
                 continue
             if any(_overlap(quad, e.quad) >= 0.3 for e in events):
                 continue
+            # Read early only what is beyond doubt: a clear card outline and a confident reading
+            # (a card half under the one below, or seen through a shadow, waits for the still picture).
+            if abs(quad_aspect(quad) / CARD_ASPECT - 1.0) > EARLY_ASPECT_TOLERANCE:
+                continue
             prediction = self.classifier.decide(self._probabilities(frame, [quad])[0])
-            if prediction.label is None:
+            if prediction.label is None or prediction.confidence < EARLY_MIN_CONFIDENCE:
                 continue                 # not named: the still picture judges it, prompt and all
             if any(k.label == prediction.label and _overlap(quad, k.quad) >= 0.2 for k in self._known):
                 continue                 # that card moved, or its twin on it: the still picture judges it
@@ -390,24 +405,45 @@ class PlacementDetector:
         (or a sleeve, or an object) still in the picture. Worth waiting for it to go."""
         h, w = shape[:2]
         mh, mw = mask.shape
-        rest = mask.copy()
         scale = np.array([mw / w, mh / h], np.float32)
-        for q in list(quads) + [k.quad for k in self._known]:
-            poly = np.round(q * scale).astype(np.int32)
-            cv2.fillConvexPoly(rest, poly, 0)
-            cv2.polylines(rest, [poly], True, 0, thickness=3)   # drop shadow and soft rim
         card_px = quad_area(np.array(quads[0]) * scale) if quads else 0.02 * mask.size
-        return cv2.countNonZero(rest) >= 0.2 * card_px
+        return self._unexplained(mask, list(quads) + [k.quad for k in self._known], shape) >= 0.2 * card_px
 
-    def _locate_changed(self, frame, mask) -> list[tuple[np.ndarray, float]]:
-        """Cards located in the changed part of the frame only (plus a margin)."""
+    def _locate_changed(self, frame, mask, *, widen: bool = True) -> list[tuple[np.ndarray, float]]:
+        """Cards located in the changed part of the frame only (plus a margin).
+
+        The change may show only part of a card (where it differs from what lay there), so the
+        search may have to reach most of a card's length around it; but the work grows with the
+        area searched and the cards lying in it. So a narrow margin is tried first, and (widen)
+        the wide one when the narrow search does not account for the change: no changed card
+        is found clearly (only parts of one may be), a card runs into the edge of the searched
+        region where its part outside the cards found changed, or change is left that neither a
+        card found nor the place of a known card covers."""
+        h, w = frame.shape[:2]
+        length = self._card_length(h, w)
+        found, region = self._locate_around(frame, mask, NARROW_MARGIN * length)
+        inside = [(q, s) for q, s in found if not _at_edge(q, region, (h, w))]
+        if not widen:
+            return inside
+        quads = [q for q, _ in inside]
+        # A card cut off by the edge matters when its part outside the cards found changed
+        # (not a card beneath the new one, whose uncovered part stays as it was).
+        cut = [q for q, _ in found if _at_edge(q, region, (h, w))
+               and self._mask_share(mask, q, frame.shape, minus=quads) >= CUT_CHANGE]
+        changed = [s for q, s in inside if self._mask_share(mask, q, frame.shape) >= self.new_fraction]
+        card_px = (length * mask.shape[1] / w) ** 2 / 1.4
+        if (cut or (changed and max(changed) < NARROW_MIN_SCORE)
+                or self._unexplained(mask, quads + [k.quad for k in self._known], frame.shape) > 0.1 * card_px):
+            found, _ = self._locate_around(frame, mask, WIDE_MARGIN * length)
+            return found
+        return inside
+
+    def _locate_around(self, frame, mask, margin):
+        """(cards found, region searched (x0, y0, x1, y1)) in the box around the change."""
         h, w = frame.shape[:2]
         mh, mw = mask.shape
         sx, sy = w / mw, h / mh
         ys, xs = np.nonzero(mask)
-        # The change may show only part of a card (where it differs from what lay there), so the
-        # search reaches a card's length around it.
-        margin = 0.8 * self._card_length(h, w)
         x0 = int(max(0, xs.min() * sx - margin)); x1 = int(min(w, (xs.max() + 1) * sx + margin))
         y0 = int(max(0, ys.min() * sy - margin)); y1 = int(min(h, (ys.max() + 1) * sy + margin))
         roi = frame[y0:y1, x0:x1]
@@ -417,7 +453,20 @@ class PlacementDetector:
                                   max_area_frac=min(1.0, self.max_card_frac * h * w / area),
                                   extra_mask=roi_mask)
         offset = np.array([x0, y0], np.float32)
-        return [(c.quad + offset, c.score) for c in found]
+        return [(c.quad + offset, c.score) for c in found], (x0, y0, x1, y1)
+
+    @staticmethod
+    def _unexplained(mask, quads, shape) -> int:
+        """Changed pixels (of the mask) outside the quads and their soft rims."""
+        h, w = shape[:2]
+        mh, mw = mask.shape
+        rest = mask.copy()
+        scale = np.array([mw / w, mh / h], np.float32)
+        for q in quads:
+            poly = np.round(q * scale).astype(np.int32)
+            cv2.fillConvexPoly(rest, poly, 0)
+            cv2.polylines(rest, [poly], True, 0, thickness=3)   # drop shadow and soft rim
+        return cv2.countNonZero(rest)
 
     def _card_length(self, h, w) -> float:
         """A card's long side in pixels: as the known cards show it, else a typical deal-zone view."""
@@ -542,3 +591,13 @@ def _look(frame, quad) -> np.ndarray:
 def _same_look(a, b, threshold: float = 0.8) -> bool:
     """Same picture, upright or turned half round (normalised correlation)."""
     return max(float((a * b).sum()), float((a * b[::-1, ::-1]).sum())) >= threshold
+
+
+def _at_edge(quad, region, size) -> bool:
+    """The quad reaches the edge of the searched region (x0, y0, x1, y1) where that is not the
+    frame's edge (size (h, w)): the card may go on beyond it."""
+    h, w = size
+    x0, y0, x1, y1 = region
+    (qx0, qy0), (qx1, qy1) = quad.min(axis=0), quad.max(axis=0)
+    return bool((x0 > 0 and qx0 < x0 + EDGE_PX) or (y0 > 0 and qy0 < y0 + EDGE_PX)
+                or (x1 < w and qx1 > x1 - EDGE_PX) or (y1 < h and qy1 > y1 - EDGE_PX))
