@@ -15,3 +15,18 @@ def test_event_matching_counts_missed_doubled_and_wrong():
                 Placement("5", 0.99, quad, 95)]                     # wrong; x2 missed
     r = match_events(truth, detected, fps=15)
     assert (r["missed"], r["doubled"], r["wrong"]) == (1, 1, 1)
+
+
+def test_several_deal_videos_are_summed_with_each_ones_figures_kept(capsys):
+    """`--video-only --video-seeds A B`: the event figures of both videos and their sum."""
+    import json
+
+    from vision.evaluate import main
+
+    assert main(["--deck", "flip7", "--video-only", "--placements", "3", "--video-seeds", "5", "6"]) == 0
+    video = json.loads(capsys.readouterr().out)["video"]
+    per = video["per_video"]
+    assert sorted(per) == ["5", "6"]
+    for key in ("placements", "missed", "doubled", "wrong", "unsure"):
+        assert video[key] == per["5"][key] + per["6"][key]
+    assert video["placements"] == 6
