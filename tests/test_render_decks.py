@@ -106,3 +106,17 @@ def test_uno_six_and_nine_differ_upside_down():
         centre = (slice(90, 262), slice(50, 202))
         turned = six[::-1, ::-1][centre]
         assert np.abs(turned - nine[centre]).mean() > 8
+
+
+def test_vengeance_printing_does_not_depend_on_where_the_repository_lies():
+    """A printing's stock and frame metal come from the style alone: the held-out cards and the
+    deal video of a fresh clone elsewhere are the same pictures."""
+    from dataclasses import replace
+
+    style = CardStyle.sample(np.random.default_rng(9003), "heldout")
+    moved = replace(style, numeral_font="/elsewhere/fonts/" + style.numeral_font.rsplit("/", 1)[-1],
+                    word_font="/elsewhere/fonts/" + style.word_font.rsplit("/", 1)[-1])
+    assert render_vengeance._stock(style) == render_vengeance._stock(moved)
+    a = render_card("flip7-vengeance", "7", np.random.default_rng(1), style)
+    b = render_card("flip7-vengeance", "7", np.random.default_rng(1), moved)
+    assert np.array_equal(a, b)

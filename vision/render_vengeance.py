@@ -16,6 +16,8 @@ frame metal) are drawn from the style, so the cards of one scene share them.
 from __future__ import annotations
 
 import zlib
+from dataclasses import replace
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -69,8 +71,10 @@ def _language(style: CardStyle) -> str:
 
 
 def _printing(style: CardStyle) -> np.random.Generator:
-    """Randomness fixed by the style: the same for every card of one printing, in any process."""
-    return np.random.default_rng(zlib.crc32(repr(style).encode()))
+    """Randomness fixed by the style: the same for every card of one printing, in any process and
+    in any checkout (the fonts count by file name, not by the folder the repository lies in)."""
+    key = replace(style, numeral_font=Path(style.numeral_font).name, word_font=Path(style.word_font).name)
+    return np.random.default_rng(zlib.crc32(repr(key).encode()))
 
 
 def _stock(style: CardStyle) -> tuple[RGB, RGB]:
