@@ -6,9 +6,10 @@ A state machine, per frame:
 - disturbed: something changed; wait until the picture is still: no change from the previous
   frame nor from the first frame of the still run, for a few frames (a hand slowing down
   moves little per frame but a lot over several). Meanwhile, a new card that already lies
-  unchanged for early_frames frames with nothing moving over it, beside a hand still
-  withdrawing, is located and, if the model names it, reported at once (the table sees it
-  as the hand leaves); the reference picture takes it in;
+  unchanged for early_frames frames (default 1: the same in two frames in a row) with
+  nothing moving over it, beside a hand still withdrawing, is located and, if the model names
+  it beyond doubt, reported at once (the table sees it as the hand leaves); the reference
+  picture takes it in;
 - settled: the frame is compared with the last stable one (colour, 160x120); cards are
   located only around where it changed, with the change itself as a hint: first in a narrow
   margin around it, and in a wide one when that does not account for the change. If part of the
@@ -94,7 +95,7 @@ class PlacementDetector:
                  pixel_threshold: int = 18, change_pixels: int = 12, settle_frames: int = 3,
                  confirm_frames: int = 1, max_hand_wait: int = 30, new_fraction: float = 0.35,
                  vacated_fraction: float = 0.35, min_card_frac: float = 0.01, max_card_frac: float = 0.5,
-                 early_frames: int = 2):
+                 early_frames: int = 1):
         self.classifier = classifier
         self.tiny_long_side = tiny_long_side
         self.mid_long_side = mid_long_side
