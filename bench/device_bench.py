@@ -1,7 +1,7 @@
 """Device figures: how long from a card lying still to the screen showing it, and what the frame
 loop and the screens cost. Prints figures; asserts nothing.
 
-  .venv/bin/python bench/device_bench.py [--cards 6] [--fps 15] [--seed 3]
+  .venv/bin/python bench/device_bench.py [--cards 10] [--fps 15] [--seed 3]
 
 The latency run plays a synthetic deal video through the real pipeline (replay camera paced at
 --fps like a live camera, the real PlacementDetector and classifier, the table, the display
@@ -125,7 +125,7 @@ def bench_latency(cards: int, fps: float, seed: int, workdir: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cards", type=int, default=6, help="cards in the deal video (max 10)")
+    parser.add_argument("--cards", type=int, default=10, help="cards in the deal video (max 10)")
     parser.add_argument("--fps", type=float, default=15.0, help="camera frame rate to play it at")
     parser.add_argument("--seed", type=int, default=3)
     args = parser.parse_args()
