@@ -59,20 +59,27 @@ def build_model(num_classes: int):
         *block(64, 128, 2), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2), nn.Linear(128, num_classes))
 
 
-def cached_samples(deck: str, n: int, seed: int, split: str):
-    from vision.dataset import Samples, make_samples
+def _cached(path: Path, make, what: str):
+    """Samples saved at path, or made by make() and saved there (generation takes minutes)."""
+    from vision.dataset import Samples
 
-    path = DATA_DIR / f"{deck}-{split}-n{n}-s{seed}-v{RECIPE_VERSION}.npz"
     if path.exists():
         with np.load(path) as z:
             log.info("using cached samples %s", path)
             return Samples(z["x"], z["y"])
     t = time.perf_counter()
-    samples = make_samples(deck, n, seed, split)
-    log.info("generated %d %s samples in %.0f s", n, split, time.perf_counter() - t)
+    samples = make()
+    log.info("generated %d %s in %.0f s", len(samples.y), what, time.perf_counter() - t)
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez(path, x=samples.x, y=samples.y)
     return samples
+
+
+def cached_samples(deck: str, n: int, seed: int, split: str):
+    from vision.dataset import make_samples
+
+    return _cached(DATA_DIR / f"{deck}-{split}-n{n}-s{seed}-v{RECIPE_VERSION}.npz",
+                   lambda: make_samples(deck, n, seed, split), f"{split} samples")
 
 
 def located_quad(rng: np.random.Generator, quad: np.ndarray) -> np.ndarray:
@@ -144,19 +151,8 @@ def make_located_samples(deck: str, n: int, seed: int, split: str = "train", cro
 
 
 def cached_located_samples(deck: str, n: int, seed: int, split: str):
-    from vision.dataset import Samples
-
-    path = DATA_DIR / f"{deck}-{split}-located-n{n}-s{seed}-v{RECIPE_VERSION}.{LOCATED_VERSION}.npz"
-    if path.exists():
-        with np.load(path) as z:
-            log.info("using cached samples %s", path)
-            return Samples(z["x"], z["y"])
-    t = time.perf_counter()
-    samples = make_located_samples(deck, n, seed, split)
-    log.info("generated %d %s located samples in %.0f s", n, split, time.perf_counter() - t)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, x=samples.x, y=samples.y)
-    return samples
+    return _cached(DATA_DIR / f"{deck}-{split}-located-n{n}-s{seed}-v{RECIPE_VERSION}.{LOCATED_VERSION}.npz",
+                   lambda: make_located_samples(deck, n, seed, split), f"{split} located samples")
 
 
 def _augment(xb, rng):
