@@ -106,10 +106,9 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
                    if min_area <= quad_area(quad) <= max_area]
     if rough_quads:
         rough_quads = [q for q, ok in zip(rough_quads, _card_shaped(np.stack(rough_quads))) if ok]
-    if mask is not None:    # a quad holding none of the change is not what is asked about
-        if rough_quads:
-            rough_quads = [q for q, share in zip(rough_quads, _shares(mask, np.stack(rough_quads)))
-                           if share >= MIN_MASK_SHARE]
+    if mask is not None and rough_quads:    # a quad holding none of the change is not what is asked about
+        rough_quads = [q for q, share in zip(rough_quads, _shares(mask, np.stack(rough_quads)))
+                       if share >= MIN_MASK_SHARE]
     found: list[Candidate] = []
     if rough_quads:
         support = _edge_support(support_map, np.stack(rough_quads))
@@ -462,4 +461,3 @@ def _refine(edges: np.ndarray, quads: np.ndarray, outward: np.ndarray, inward: i
     bad = np.any(np.abs(det) < 1e-6, axis=1) | ~(moved <= 0.1 * np.sqrt(area))
     out[bad] = q[bad]
     return out.astype(np.float32)
-

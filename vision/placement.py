@@ -224,16 +224,15 @@ class PlacementDetector:
         moving_mid = cv2.resize(moving, (mw, mh), interpolation=cv2.INTER_NEAREST) * 255
         mask = cv2.bitwise_and(self._change_mask(mid), cv2.bitwise_not(moving_mid))
         count = cv2.countNonZero(mask)
-        h, w = frame.shape[:2]
-        card_px = (self._card_length(h, w) * mw / w) ** 2 / 1.4
+        card_px = self._card_px(mask, frame.shape)
         # Not enough still change for a card, or nothing new since the last look: no work.
         if count < 0.5 * card_px or abs(count - self._early_tried) < 0.15 * card_px:
             return []
         self._early_tried = count
         events: list[VisionEvent] = []
-        # A card landing changes nearly all of its place: the narrow search around the change finds it.
+        # A card landing changes nearly all of its place (so the narrow search finds it), and
+        # nothing may move over any of it.
         for quad, score in sorted(self._locate_changed(frame, mask, widen=False), key=lambda c: -c[1]):
-            # A card landing changes nearly all of its place; nothing may move over any of it.
             if self._mask_share(mask, quad, frame.shape) < 0.8 or self._mask_share(moving_mid, quad, frame.shape) > 0.02:
                 continue
             if any(_overlap(quad, e.quad) >= 0.3 for e in events):
@@ -423,18 +422,19 @@ class PlacementDetector:
         h, w = frame.shape[:2]
         length = self._card_length(h, w)
         found, region = self._locate_around(frame, mask, NARROW_MARGIN * length)
-        inside = [(q, s) for q, s in found if not _at_edge(q, region, (h, w))]
+        at_edge = [_at_edge(q, region, (h, w)) for q, _ in found]
+        inside = [c for c, edge in zip(found, at_edge) if not edge]
         if not widen:
             return inside
         quads = [q for q, _ in inside]
         # A card cut off by the edge matters when its part outside the cards found changed
         # (not a card beneath the new one, whose uncovered part stays as it was).
-        cut = [q for q, _ in found if _at_edge(q, region, (h, w))
-               and self._mask_share(mask, q, frame.shape, minus=quads) >= CUT_CHANGE]
+        cut = [q for (q, _), edge in zip(found, at_edge)
+               if edge and self._mask_share(mask, q, frame.shape, minus=quads) >= CUT_CHANGE]
         changed = [s for q, s in inside if self._mask_share(mask, q, frame.shape) >= self.new_fraction]
-        card_px = (length * mask.shape[1] / w) ** 2 / 1.4
         if (cut or (changed and max(changed) < NARROW_MIN_SCORE)
-                or self._unexplained(mask, quads + [k.quad for k in self._known], frame.shape) > 0.1 * card_px):
+                or self._unexplained(mask, quads + [k.quad for k in self._known], frame.shape)
+                > 0.1 * self._card_px(mask, frame.shape)):
             found, _ = self._locate_around(frame, mask, WIDE_MARGIN * length)
             return found
         return inside
@@ -468,6 +468,11 @@ class PlacementDetector:
             cv2.fillConvexPoly(rest, poly, 0)
             cv2.polylines(rest, [poly], True, 0, thickness=3)   # drop shadow and soft rim
         return cv2.countNonZero(rest)
+
+    def _card_px(self, mask, shape) -> float:
+        """A card's area in pixels of the (reduced) change mask."""
+        h, w = shape[:2]
+        return (self._card_length(h, w) * mask.shape[1] / w) ** 2 / 1.4
 
     def _card_length(self, h, w) -> float:
         """A card's long side in pixels: as the known cards show it, else a typical deal-zone view."""
