@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from rules.cards import DECKS
-from vision import train
+from vision import dataset, train
 from vision.geometry import quad_area, quad_iou
 from vision.synth import card_quad
 
@@ -39,7 +39,7 @@ def test_located_quads_stay_short_of_a_part_of_a_card():
     ious, shifts = [], []
     for _ in range(2000):
         true = card_quad(rng.uniform(200, 400, 2), rng.uniform(120, 290), rng.uniform(0, 360), 0.03, rng)
-        q = train.located_quad(rng, true)
+        q = dataset.located_quad(rng, true)
         ious.append(quad_iou(q, true))
         shifts.append(np.linalg.norm(q.mean(0) - true.mean(0)) / np.sqrt(quad_area(true)))
     assert min(ious) > 0.6 and np.median(ious) < 0.9      # wider than the usual jitter, never a part
@@ -47,7 +47,7 @@ def test_located_quads_stay_short_of_a_part_of_a_card():
 
 
 def test_located_samples_are_cards_and_some_none():
-    samples = train.make_located_samples("flip7-vengeance", 60, seed=5, progress_every=10**9)
+    samples = dataset.make_located_samples("flip7-vengeance", 60, seed=5, progress_every=10**9)
     assert samples.x.shape == (60, 80, 56, 3) and samples.x.dtype == np.uint8
     none = len(DECKS["flip7-vengeance"].labels)
     assert 0 < (samples.y == none).sum() < 30 and samples.y.max() == none
