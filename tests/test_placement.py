@@ -243,3 +243,53 @@ def test_a_change_showing_only_part_of_a_card_widens_the_search_to_the_whole_car
     tl, tr, br, bl = quad
     iou, searches = located(np.array([tl, (tl + tr) / 2, (bl + br) / 2, bl]))     # its left half
     assert iou >= 0.9 and searches == 2
+
+
+def test_a_card_nudged_on_its_twin_is_the_top_one_moved_and_the_twin_stays_known():
+    """Two cards of one label, the second laid over most of the first: the top one pushed is
+    that card moved (not the one beneath, which still shows where it lay), however often; slid
+    away, it uncovers the first, which is not counted again, nor when it is pushed in turn."""
+    clip = Clip(np.random.default_rng(13), "wood")
+    clip.still(5)
+    clip.place("red", card_quad((300, 260), 10, 180))
+    clip.place("red", card_quad((345, 215), 30, 180), side="right")    # leaves half of the first in view
+    clip.nudge(1, (10, -8), 6)
+    clip.nudge(1, (-6, 6), -5)
+    clip.slide_away(1, "right")
+    clip.nudge(0, (12, 6), 8)
+    clip.place("blue", card_quad((470, 250), 80, 170), side="right")
+    detector = PlacementDetector(ColourClassifier(clip.faces))
+    assert_events_match(run(detector, clip.frames), clip.events)
+    assert sorted(k.label for k in detector._known) == ["blue", "red"]
+
+
+def test_a_card_hidden_under_a_new_card_is_not_taken_for_gone():
+    """A card laid over nearly all of another hides it: the one beneath is still there (the rim
+    of the new card's shadow on the sliver left in view proves nothing), so when the top card
+    is slid off it is the card that lay there, not a new one."""
+    clip = Clip(np.random.default_rng(14), "cloth")
+    clip.still(5)
+    clip.place("green", card_quad((320, 240), 12, 180))
+    clip.place("blue", card_quad((326, 236), 15, 180), side="right")    # leaves a sliver of green
+    clip.slide_away(1, "right")
+    clip.nudge(0, (-10, 8), -6)
+    clip.place("green", card_quad((150, 250), 70, 170), side="left")    # its twin, elsewhere: counts
+    assert_events_match(run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames), clip.events)
+
+
+def test_a_hidden_second_outline_of_a_card_is_dropped_but_a_twin_in_view_is_kept():
+    """A known card nearly all under a card of its label lying in nearly the same place is a
+    second outline of that card (it could never be seen to go, and would swallow the next card
+    of that label laid there); a twin of which enough shows stays, and so does a hidden card
+    of another label."""
+    from vision.placement import _Known
+
+    def known(label, centre, angle):
+        return _Known(card_quad(centre, angle, 180), label, np.zeros((34, 24), np.float32), 0.9)
+
+    top = known("red", (320, 240), 10)
+    second_outline = known("red", (318, 244), 12)
+    twin_in_view = known("red", (280, 300), 40)
+    other_hidden = known("blue", (322, 243), 11)
+    kept = PlacementDetector._without_doubles([second_outline, twin_in_view, other_hidden, top], (480, 640))
+    assert [id(k) for k in kept] == [id(k) for k in (twin_in_view, other_hidden, top)]

@@ -19,12 +19,17 @@ A state machine, per frame:
 - then each changed card is judged against the cards known to lie on the table:
   * a known card that moved (nudged) or is seen again in its place (the card on it left):
     its place is empty now or hidden by it, nearby, and it looks the same (label or picture):
-    no event;
+    no event. Only a card that was in view can have been pushed (not one under the cards over
+    it), and its place counts as empty only where the change there is more than the rim of a
+    card laid over it; of several cards it could be, the one whose outline it most nearly is.
+    A card moved lies over what it now overlaps;
   * otherwise a new card: `Placement`, or `Unsure` when the classifier will not name it. A
     card laid on top of another leaves the other visible beneath (its place is not vacated),
     so it counts, even with the same label;
   * a known card whose visible part now shows something else and that was not found
-    elsewhere was slid away: no event.
+    elsewhere was slid away: no event. One that a new card hides (too little left in view to
+    tell) stays known beneath it; one hidden in nearly the very place of a card over it that
+    reads the same is a second outline of that card and is dropped.
 Where overlapping quads compete (a card and half its picture), the best reading wins.
 Nothing here knows any game: labels are opaque strings.
 """
@@ -289,34 +294,59 @@ class PlacementDetector:
         # wrong too): the cards there stay known.
         unsure_quads = [p.quad for p, prediction in readings if prediction.reason == NOT_SURE]
         under_unsure = [any(_overlap(k.quad, q) >= 0.2 for q in unsure_quads) for k in self._known]
-        vacated = [self._mask_share(mask, k.quad, frame.shape,
-                                    minus=new_quads + [above.quad for above in self._known[i + 1:]])
-                   >= self.vacated_fraction and not under_unsure[i]
+        # The part of its place in view is judged without the rim around the new cards (a card
+        # laid on another shades a band of it and blurs its own edge into it), unless too
+        # little is left then (a card nudged leaves only a sliver of its place bare).
+        rims = [_grown(q, RIM) for q in new_quads]
+        vacated = []
+        for i, k in enumerate(self._known):
+            above = [a.quad for a in self._known[i + 1:]]
+            share = self._mask_share(mask, k.quad, frame.shape, minus=rims + above)
+            if share < 0:
+                share = self._mask_share(mask, k.quad, frame.shape, minus=new_quads + above)
+            vacated.append(share >= self.vacated_fraction)
+        # A place changed under a card the model is not sure of proves nothing about the cards
+        # there (only a card read again elsewhere, by label or look, shows one of them moved).
+        left = [v and not u for v, u in zip(vacated, under_unsure)]
+        # Only a card that was in view (not under the cards over it) can have been pushed (one
+        # uncovered by a card taken off it is seen again, not moved: see _revealed).
+        exposed = [_shown(k, [above.quad for above in self._known[i + 1:]], frame.shape) >= MIN_VIEW
                    for i, k in enumerate(self._known)]
-        used = set()
+        used, on_top = set(), []
         for p, prediction in readings:
             look = _look(frame, p.quad)
             # A change read as "no card" is not a card that moved: often it is the place one left.
             no_card = prediction.label is None and prediction.reason != NOT_SURE
-            moved = None if no_card else self._moved_from(p.quad, prediction.label, look, vacated, used)
-            revealed = None if moved is not None else self._revealed(p.quad, prediction.label, p.changed, vacated, used)
+            moved = None if no_card else self._moved_from(p.quad, prediction.label, look, vacated, exposed, used)
+            # Seen again in its place; not uncovered by the very card that may be this one, moved.
+            revealed = self._revealed(p.quad, prediction.label, p.changed,
+                                      [v and i != moved for i, v in enumerate(left)], used)
+            # Both a card moved and one seen again in its place (twins, one over the other): the
+            # one whose outline it is more nearly.
+            if moved is not None and revealed is not None:
+                if quad_iou(p.quad, self._known[moved].quad) > quad_iou(p.quad, self._known[revealed].quad):
+                    revealed = None
             log.debug("frame %d: changed card %s (changed %.2f, edge score %.2f): %s %.2f %s, moved from %s",
                       frame_index, p.quad.mean(axis=0).round(), p.changed, p.score, prediction.label,
                       prediction.confidence, prediction.reason or "", moved if revealed is None else revealed)
             if revealed is not None:
                 used.add(revealed)
                 k = self._known[revealed]
-                if quad_iou(p.quad, k.quad) < 0.7:   # dragged: its outline is where it lies now
+                # Dragged (its old outline no longer shows it): its outline is where it lies now;
+                # otherwise keep its outline as first seen.
+                if quad_iou(p.quad, k.quad) < 0.7 or not _same_look(_look(frame, k.quad), k.look):
                     k.quad, k.look, k.score = p.quad, look, p.score
-                continue                     # otherwise keep its outline as first seen
+                continue
             if moved is not None:
                 used.add(moved)
                 k = self._known[moved]
                 if vacated[moved] or p.score >= k.score:   # in place, only a better view replaces it
                     k.quad, k.look, k.score = p.quad, look, p.score
                 k.label = prediction.label or k.label
+                if vacated[moved]:
+                    on_top.append(moved)     # seen whole where it lies now: over what it lies on
                 continue
-            if p.changed < 0.7 and self._under_a_card_that_left(p.quad, vacated):
+            if not no_card and p.changed < 0.7 and self._under_a_card_that_left(p.quad, left):
                 # Uncovered, not dealt: part of it was in view all along (a card landing changes
                 # nearly all of its place), and a card that lay over it has gone.
                 self._known.append(_Known(p.quad, prediction.label, look, p.score))
@@ -332,8 +362,13 @@ class PlacementDetector:
         # Known cards whose place is empty now and that did not move elsewhere were slid away;
         # so were those in plain view that no longer look like themselves (one that left while
         # hidden under another card, or was never told apart from it, must not linger: a card
-        # later dealt to that place would be taken for it).
-        gone = [i < len(vacated) and vacated[i] and i not in used for i in range(len(self._known))]
+        # later dealt to that place would be taken for it). But a card in view until now that a
+        # new card hides (too little of it left in view to tell) lies under that card, whatever
+        # the rim of the new card did to the sliver of its place left in view.
+        fresh = [k.quad for k in self._known[len(left):]]
+        covered = [exposed[i] and _shown(k, fresh + [a.quad for a in self._known[i + 1:len(left)]], frame.shape)
+                   < MIN_VIEW for i, k in enumerate(self._known[:len(left)])]
+        gone = [i < len(left) and left[i] and not covered[i] and i not in used for i in range(len(self._known))]
         for i in range(min(len(vacated), len(self._known)) - 1, -1, -1):     # from the top down
             k = self._known[i]
             if i in used or gone[i] or under_unsure[i]:
@@ -342,10 +377,28 @@ class PlacementDetector:
             if not _looks_like_itself(frame, k, over + [p.quad for p, _ in readings]):
                 gone[i] = True
         log.debug("frame %d: known %s gone %s", frame_index,
-                  [(k.label, k.quad.mean(axis=0).round().tolist()) for k in self._known], gone)
-        self._known = [k for i, k in enumerate(self._known) if not gone[i]]
+                  [(k.label, k.quad.mean(axis=0).round().tolist(), f"{'covered ' if c else ''}{'vacated' if v else ''}")
+                   for k, c, v in zip(self._known, covered, vacated)], gone)
+        self._known = self._without_doubles([k for i, k in enumerate(self._known) if not gone[i] and i not in on_top]
+                                            + [self._known[i] for i in on_top], frame.shape)
         self._accept(tiny, mid)
         return events
+
+    @staticmethod
+    def _without_doubles(known, shape) -> list[_Known]:
+        """Known cards less those hidden (nearly all under the cards over them) in nearly the
+        very place of a card over them that reads the same or was never named: a second outline
+        of that card (a part of it taken for a card, or the place it had before a misjudged
+        move), not a card of its own. Kept, it would never be seen to go, and a card of its
+        label laid there later would be taken for it."""
+        keep = []
+        for i, k in enumerate(known):
+            above = known[i + 1:]
+            double = any(quad_iou(k.quad, a.quad) >= DOUBLE_IOU and (k.label is None or k.label == a.label)
+                         for a in above)
+            if not (double and _shown(k, [a.quad for a in above], shape) < MIN_VIEW):
+                keep.append(k)
+        return keep
 
     # ------------------------------------------------------------------ helpers
     def _one_per_place(self):
@@ -515,10 +568,11 @@ class PlacementDetector:
                 best, best_iou = k, iou
         return best
 
-    def _moved_from(self, quad, label, look, vacated, used) -> int | None:
+    def _moved_from(self, quad, label, look, vacated, exposed, used) -> int | None:
         """Index of the known card this one is, moved; None when it is a new card."""
         size = np.sqrt(quad_area(quad))
         centre = quad.mean(axis=0)
+        best, best_iou = None, -1.0
         for i, k in enumerate(self._known):
             if i in used or i >= len(vacated):
                 continue
@@ -526,13 +580,15 @@ class PlacementDetector:
             # In its very place: the same card uncovered or relit, if it reads or looks the same
             # (not its place alone: on a discard pile each card lands nearly exactly on the last).
             covered = quad_iou(quad, k.quad) >= 0.9
-            if not near or not (vacated[i] or covered):
+            if not near or not (vacated[i] and exposed[i] or covered):
                 continue
             # Two readings decide; the look only where the model named one of them not.
             named = label is not None and k.label is not None
             if (label == k.label) if named else _same_look(look, k.look):
-                return i
-        return None
+                iou = quad_iou(quad, k.quad)
+                if iou > best_iou:           # of several that fit, the one whose place it is most
+                    best, best_iou = i, iou
+        return best
 
     def _revealed(self, quad, label, changed, vacated, used) -> int | None:
         """Index of the known card this one is, still in its place but seen better now: the same
@@ -565,26 +621,48 @@ def _overlap(a, b) -> float:
 
 
 LOOK_SIZE = (24, 34)
+# Share of a known card's place that must be in view for what shows there to tell anything.
+MIN_VIEW = 0.3
+# The band around a new card that its shadow and soft edge change: its quad grown this much.
+RIM = 1.25
+# A hidden known card whose outline overlaps one over it this much (IoU) may be a second outline of it.
+DOUBLE_IOU = 0.6
 # A known card in view whose look correlates less than this with how it was first seen has gone.
 LOOK_KEPT = 0.5
+
+
+def _grown(quad, factor) -> np.ndarray:
+    """The quad scaled about its centre."""
+    c = quad.mean(axis=0)
+    return ((quad - c) * factor + c).astype(np.float32)
 
 
 def _looks_like_itself(frame, known: _Known, over) -> bool:
     """The part of a known card not under the `over` quads still shows what it showed when it
     was seen (normalised correlation of the grey look over that part); too little in view to
     tell counts as yes."""
-    h, w = frame.shape[:2]
-    hidden = np.zeros((h, w), np.uint8)
-    for q in over:
-        cv2.fillConvexPoly(hidden, np.round(q).astype(np.int32), 255)
-    matrix = card_transform(known.quad, LOOK_SIZE)
-    visible = cv2.warpPerspective(255 - hidden, matrix, LOOK_SIZE, flags=cv2.INTER_NEAREST) > 0
-    if visible.mean() < 0.3:
+    visible = _visible(known, over, frame.shape)
+    if visible.mean() < MIN_VIEW:
         return True
     now, then = _look(frame, known.quad)[visible], known.look[visible]
     a, b = now - now.mean(), then - then.mean()
     scale = float(np.linalg.norm(a) * np.linalg.norm(b))
     return scale > 0 and float((a * b).sum()) / scale >= LOOK_KEPT
+
+
+def _visible(known: _Known, over, shape) -> np.ndarray:
+    """Which cells of the known card's look are not under the `over` quads."""
+    h, w = shape[:2]
+    hidden = np.zeros((h, w), np.uint8)
+    for q in over:
+        cv2.fillConvexPoly(hidden, np.round(q).astype(np.int32), 255)
+    matrix = card_transform(known.quad, LOOK_SIZE)
+    return cv2.warpPerspective(255 - hidden, matrix, LOOK_SIZE, flags=cv2.INTER_NEAREST) > 0
+
+
+def _shown(known: _Known, over, shape) -> float:
+    """Share of the known card's place not under the `over` quads."""
+    return float(_visible(known, over, shape).mean())
 
 
 def _look(frame, quad) -> np.ndarray:
