@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 TRAIN_STAMP := $(VENV)/.installed-train
 
-.PHONY: demo test model evaluate foreign-eval bench clean
+.PHONY: demo test model look-model evaluate foreign-eval bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ test: $(STAMP)
 model: $(TRAIN_STAMP)
 	$(PY) -m vision.train --deck flip7
 	$(PY) -m vision.embedding models/*.onnx
+
+# The look network that calibration to the user's deck compares cards with (one for every deck).
+look-model: $(TRAIN_STAMP)
+	$(PY) -m vision.train_look
 
 # Foreign-deck reading before and after calibration (models/calibration.md), every deck with a model.
 foreign-eval: $(STAMP)

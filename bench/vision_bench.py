@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from vision.classifier import CardClassifier, ModelSpec, _session  # noqa: E402
+from vision.classifier import CardClassifier, ModelSpec, onnx_session  # noqa: E402
 from vision.geometry import warp_card  # noqa: E402
 from vision.locate import find_cards  # noqa: E402
 from vision.placement import PlacementDetector  # noqa: E402
@@ -283,7 +283,7 @@ def main() -> int:
             rss0 = rss_mb()
             base_spec = ModelSpec(spec.classes, spec.none_index, w, h, spec.rgb, spec.mean, spec.std,
                                   spec.min_confidence, spec.min_margin)
-            baseline = CardClassifier(_session(path), base_spec, name=str(path))
+            baseline = CardClassifier(onnx_session(path), base_spec, name=str(path))
             key = f"{h}x{w}"
             results[key] = measure(f"{label} ({params / 1e6:.2f} M parameters, "
                                    f"{path.stat().st_size / 1e6:.1f} MB)", baseline, frames, crops, args.repeats)

@@ -132,21 +132,27 @@ class CalibrationFlow:
             self._finish(save=True)
 
     def _finish(self, save: bool) -> None:
-        from vision.adapt import CalibratedClassifier, Profile, ProfileError, calibrate
+        from vision.adapt import CalibratedClassifier, Profile, ProfileError, calibrate, look_model_for
 
         self.finished = True
         if not save or not self.crops:
             self.summary = "stopped, nothing changed"
             return
+        try:
+            look = look_model_for(self.base, "calibration")
+        except ProfileError as error:
+            log.error("%s", error)
+            self.summary = "failed: no look model"
+            return
         previous = None
         if self.path.exists():
             try:
                 previous = Profile.load(self.path)
-                previous.check_matches(self.base, self.deck, f"profile {self.path}")
+                previous.check_matches(self.base, look, self.deck, f"profile {self.path}")
             except ProfileError as error:
                 log.warning("the stored profile is replaced: %s", error)
                 previous = None
-        profile = calibrate(self.base, self.deck, self.crops, update=previous)
+        profile = calibrate(self.base, self.deck, self.crops, update=previous, look=look)
         profile.save(self.path)
         self.result = CalibratedClassifier(self.base, profile, self.deck, source=f"profile {self.path}")
         missing = profile.missing()

@@ -15,7 +15,7 @@ from device.buttons import ButtonPress
 from device.calibration import CalibrationFlow, load_stored, profile_path
 from device.cli import main as tablemate
 from rules.cards import DECKS, label_to_dirname
-from vision.adapt import PROFILE_VERSION, CalibratedClassifier, Profile, ProfileError, calibrate
+from vision.adapt import PROFILE_VERSION, CalibratedClassifier, Profile, ProfileError, calibrate, look_model_for
 from vision.classifier import CardClassifier
 from vision.foreign_eval import capture_printing
 from vision.render_foreign import ForeignStyle, foreign_faces, render_foreign
@@ -49,34 +49,24 @@ def tight_crop(label: str, seed: int = 0) -> np.ndarray:
 
 # -- the model -------------------------------------------------------------------------------------
 
-def test_committed_model_has_an_embedding_output(base):
-    assert base.has_embedding, "run: python -m vision.embedding models/flip7.onnx"
-    logits, embeddings = base.logits_and_embeddings([tight_crop("7")])
-    assert logits.shape == (1, len(base.spec.classes)) and embeddings.shape[0] == 1
-    np.testing.assert_allclose(base.embed([tight_crop("7")]), embeddings, rtol=1e-5)
+def test_committed_look_model_gives_unit_embeddings_that_tell_faces_apart(base):
+    look = look_model_for(base)
+    assert Path(look.name).stat().st_size < 2_000_000
+    sevens = [tight_crop("7", seed) for seed in range(2)]
+    e = look.embed(sevens + [tight_crop("3")])
+    assert e.shape == (3, look.dim)
+    np.testing.assert_allclose(np.linalg.norm(e, axis=1), 1.0, atol=1e-4)
+    assert e[0] @ e[1] > e[0] @ e[2]  # two printings-worth of the same face are closer than a 7 and a 3
+    assert look.embed([]).shape == (0, look.dim)
 
 
-def test_embedding_output_is_added_once_and_leaves_logits_alone(tmp_path, base):
-    onnx = pytest.importorskip("onnx")
-    from vision.embedding import add_embedding_output
-
-    model = onnx.load(str(Path("models") / f"{DECK}.onnx"))
-    keep = [o for o in model.graph.output if o.name != "embedding"]
-    del model.graph.output[:]
-    model.graph.output.extend(keep)
-    nodes = [n for n in model.graph.node if "embedding" not in n.output]
-    del model.graph.node[:]
-    model.graph.node.extend(nodes)
-    path = tmp_path / "m.onnx"
-    onnx.save(model, str(path))
-    assert add_embedding_output(path) is True
-    first = path.read_bytes()
-    assert add_embedding_output(path) is False
-    assert path.read_bytes() == first
-    again = CardClassifier.from_files(path, Path("models") / f"{DECK}.json")
-    crops = [tight_crop("3"), tight_crop("x2")]
-    np.testing.assert_allclose(again.logits_and_embeddings(crops)[0], base.logits_and_embeddings(crops)[0], atol=1e-4)
-    np.testing.assert_allclose(again.embed(crops), base.embed(crops), atol=1e-4)
+def test_a_missing_look_model_refuses_calibration_not_the_classifier(tmp_path, base):
+    for name in (f"{DECK}.onnx", f"{DECK}.json"):
+        shutil.copy(Path("models") / name, tmp_path / name)
+    alone = CardClassifier.load(DECK, tmp_path)
+    assert alone.classify(tight_crop("7")).label in (None, "7")  # the classifier alone still reads
+    with pytest.raises(ProfileError, match="look model .*card-look.onnx not found"):
+        calibrate(alone, DECK, {"7": [tight_crop("7")]})
 
 
 # -- profile format --------------------------------------------------------------------------------
@@ -122,9 +112,10 @@ def _rewrite_header(src: Path, dst: Path, **changes) -> None:
 def test_other_version_deck_or_model_is_refused(tmp_path, base, profile):
     good = tmp_path / "good.npz"
     profile.save(good)
-    _rewrite_header(good, tmp_path / "v.npz", version=PROFILE_VERSION + 1)
-    with pytest.raises(ProfileError, match="version"):
-        Profile.load(tmp_path / "v.npz")
+    for version in (1, PROFILE_VERSION + 1):  # 1: made with the classifier's features, before the look model
+        _rewrite_header(good, tmp_path / "v.npz", version=version)
+        with pytest.raises(ProfileError, match=f"version {version} is not supported.*calibrate again"):
+            Profile.load(tmp_path / "v.npz")
     _rewrite_header(good, tmp_path / "f.npz", format="something-else")
     with pytest.raises(ProfileError, match="not a tablemate calibration profile"):
         Profile.load(tmp_path / "f.npz")
@@ -132,8 +123,11 @@ def test_other_version_deck_or_model_is_refused(tmp_path, base, profile):
     with pytest.raises(ProfileError, match="calibrated for the uno-flip deck, not flip7"):
         CalibratedClassifier(base, Profile.load(tmp_path / "deck.npz"), DECK)
     _rewrite_header(good, tmp_path / "model.npz", model={"sha256": "0" * 64, "name": "old.onnx"})
-    with pytest.raises(ProfileError, match="another model"):
+    with pytest.raises(ProfileError, match="with another model .*calibrate again"):
         CalibratedClassifier(base, Profile.load(tmp_path / "model.npz"), DECK)
+    _rewrite_header(good, tmp_path / "look.npz", look_model={"sha256": "0" * 64, "name": "old-look.onnx"})
+    with pytest.raises(ProfileError, match="with another look model .*calibrate again"):
+        CalibratedClassifier(base, Profile.load(tmp_path / "look.npz"), DECK)
 
 
 # -- adaptation ------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ def test_onnx_model_is_small_with_named_dynamic_batch_io(deck):
     assert path.stat().st_size < 1_000_000
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     (inp,) = sess.get_inputs()
-    # "logits", then "embedding" for few-shot calibration (vision.embedding)
+    # "logits" (older models also have an unused "embedding" output, the feature map calibration once read)
     assert inp.name == "crop" and [o.name for o in sess.get_outputs()][:1] == ["logits"]
     h, w = sidecar["input"]["height"], sidecar["input"]["width"]
     assert inp.shape[1:] == [3, h, w]

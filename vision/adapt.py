@@ -1,11 +1,12 @@
 """Few-shot adaptation to the user's own deck: calibration profiles and the calibrated classifier.
 
 The trained classifier has only ever seen rendered cards. After the user shows each card once (or
-a few times), a *profile* holds the embeddings (vision.embedding: the model's last feature map)
-of those crops, each also turned half round since cards lie either way up, and of AUGMENTATIONS
-altered copies of each (light level and colour cast, a light gradient, a corner error of the
-locator, blur, sensor noise: what changes between the calibration capture and a later one), and
-two views of each that are NOT a whole card (its middle alone, as a far too small quad sees it;
+a few times), a *profile* holds two descriptions of each of those crops — its embedding by the
+look network (vision.look: one network for every deck, trained to compare card faces within a
+printing) and the features the deck's classifier reads before its last layer (vision.embedding:
+they describe a print like the training family's best) — each crop also turned half round since cards lie either way up, and of AUGMENTATIONS altered copies of each
+(light level and colour cast, a light gradient, a corner error of the locator, blur, sensor
+noise: what changes between the calibration capture and a later one), and two views of each that are NOT a whole card (its middle alone, as a far too small quad sees it;
 the card shifted half out of the crop, as a quad astride its edge sees it): samples of "none" made
 of this very deck. At run time a crop's embedding is compared with them; no training run, no
 PyTorch, only numpy.
@@ -13,10 +14,12 @@ PyTorch, only numpy.
 Scoring (numbers in CalibrationParams, tuned with `python -m vision.foreign_eval --tune` on
 foreign printings and printings of the training family in held-out fonts, scenes never used for
 the figures reported; models/calibration.md):
-* embeddings are centred on the profile's mean card (the mean over labels of each label's mean)
-  and scaled to unit length, so cosine similarity measures what tells this deck's cards apart
+* both descriptions are centred on the profile's mean card (the mean over labels of each label's
+  mean) and each scaled to unit length, so cosine similarity measures what tells this deck's cards apart
   rather than what all cards share ("simple shot" normalisation);
-* a label's similarity is the best cosine between the crop and that label's samples;
+* a sample's similarity to a crop is the cosine of their look embeddings and feature_weight x
+  the cosine of their classifier features, over 1 + feature_weight; a label's similarity is its
+  best sample's;
 * class scores are similarity / temperature, plus base_weight x the trained model's logit, so
   the trained classifier still votes; "none" competes as a virtual sample at similarity
   none_similarity or at its best cosine with the deck's "none" views, whichever is higher (plus
@@ -26,7 +29,7 @@ the figures reported; models/calibration.md):
   (min_confidence, min_margin), so a card close to two labels is "not sure", not a guess.
 
 Profiles are .npz files (no pickles) with a JSON header: format name and version, deck id, the
-SHA-256 of the model file the embeddings came from, embedding size, labels, per-label sample
+SHA-256 of the classifier and of the look model the embeddings came from, embedding sizes, labels, per-label sample
 counts, the scoring parameters. A profile that is corrupt, of another version, another deck or
 another model is refused with a ProfileError saying so: embeddings of another network would
 silently mean nothing.
@@ -43,10 +46,11 @@ from pathlib import Path
 
 import numpy as np
 
-from vision.classifier import CardClassifier, Prediction, reject_rule
+from vision.classifier import CardClassifier, ModelError, Prediction, reject_rule
+from vision.look import LookModel
 
 PROFILE_FORMAT = "tablemate-calibration-profile"
-PROFILE_VERSION = 1
+PROFILE_VERSION = 2  # 1: the classifier's features alone (before the look network)
 AUGMENTATIONS = 4   # altered copies per crop and way up (measured: 0 -> 4 -> 8 adds ~2 points each)
 
 
@@ -60,23 +64,27 @@ class CalibrationParams:
     on tuning printings and scenes (foreign ones, and the training family in held-out fonts: a
     user's deck may be either), never those of the reported figures: accuracy among accepted
     first, then fewest rejected."""
-    temperature: float = 0.08      # cosine -> logit scale
-    base_weight: float = 0.05      # share of the trained model's logits
+    temperature: float = 0.12      # similarity -> logit scale
+    feature_weight: float = 1.0    # share of the classifier features' cosine beside the look embedding's
+    base_weight: float = 0.1       # share of the trained model's logits
     none_similarity: float = 0.2   # the virtual "none" sample's similarity
-    min_confidence: float = 0.8
-    min_margin: float = 0.0
+    min_confidence: float = 0.3
+    min_margin: float = 0.4
 
 
 @dataclass
 class Profile:
     deck: str
-    model_sha256: str
+    model_sha256: str                # of the deck classifier whose features are stored
+    look_sha256: str                 # of the look model (vision.look) whose embeddings are stored
     labels: tuple[str, ...]          # the deck's labels, classifier order
-    embeddings: np.ndarray           # (M, D) raw embeddings (crops, half turns, augmentations); float16 on disk
+    embeddings: np.ndarray           # (M, look_dim + feature dim): look embedding, then classifier features; float16 on disk
+    look_dim: int
     sample_labels: np.ndarray        # (M,) int32: i = a view of label i; -1 - i = a "none" view made from label i's crop
     counts: dict[str, int]           # crops captured per label (each gives two embeddings)
     params: CalibrationParams = field(default_factory=CalibrationParams)
     model_name: str = ""
+    look_name: str = ""
     created: str = ""
 
     @property
@@ -91,7 +99,8 @@ class Profile:
     def save(self, path: str | Path) -> None:
         header = {"format": PROFILE_FORMAT, "version": PROFILE_VERSION, "deck": self.deck,
                   "model": {"sha256": self.model_sha256, "name": self.model_name},
-                  "embedding_dim": self.dim, "labels": list(self.labels), "counts": self.counts,
+                  "look_model": {"sha256": self.look_sha256, "name": self.look_name},
+                  "embedding_dim": self.dim, "look_dim": self.look_dim, "labels": list(self.labels), "counts": self.counts,
                   "params": asdict(self.params), "created": self.created}
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -125,32 +134,54 @@ class Profile:
             labels = tuple(str(x) for x in header["labels"])
             counts = {str(k): int(v) for k, v in header["counts"].items()}
             params = CalibrationParams(**{k: float(v) for k, v in header["params"].items()})
-            profile = cls(deck=str(header["deck"]), model_sha256=str(header["model"]["sha256"]), labels=labels,
-                          embeddings=embeddings, sample_labels=sample_labels, counts=counts, params=params,
-                          model_name=str(header["model"].get("name", "")), created=str(header.get("created", "")))
+            profile = cls(deck=str(header["deck"]), model_sha256=str(header["model"]["sha256"]),
+                          look_sha256=str(header["look_model"]["sha256"]), labels=labels,
+                          embeddings=embeddings, look_dim=int(header["look_dim"]), sample_labels=sample_labels,
+                          counts=counts, params=params, model_name=str(header["model"].get("name", "")),
+                          look_name=str(header["look_model"].get("name", "")), created=str(header.get("created", "")))
             dim = int(header["embedding_dim"])
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise ProfileError(f"{path}: calibration profile header is incomplete or malformed "
                                f"({type(error).__name__}: {error})") from None
-        if embeddings.ndim != 2 or embeddings.shape[1] != dim or len(sample_labels) != len(embeddings):
+        if (embeddings.ndim != 2 or embeddings.shape[1] != dim or len(sample_labels) != len(embeddings)
+                or not 0 < profile.look_dim < dim):
             raise ProfileError(f"{path}: calibration profile arrays do not match its header (corrupt)")
         if not np.isfinite(embeddings).all() or (len(sample_labels) and
                                                  (sample_labels.min() < -len(labels) or sample_labels.max() >= len(labels))):
             raise ProfileError(f"{path}: calibration profile holds invalid values (corrupt)")
         return profile
 
-    def check_matches(self, classifier: CardClassifier, deck: str, source: str = "profile") -> None:
-        """Refuse (ProfileError) a profile made for another deck or another model."""
+    def check_matches(self, classifier: CardClassifier, look: LookModel, deck: str, source: str = "profile") -> None:
+        """Refuse (ProfileError) a profile made for another deck or with another model."""
         if self.deck != deck:
             raise ProfileError(f"{source} was calibrated for the {self.deck} deck, not {deck}")
         if self.model_sha256 != classifier.identity:
             raise ProfileError(f"{source} was calibrated with another model ({self.model_name or 'unknown'}, "
                                f"sha256 {self.model_sha256[:12]}…) than {classifier.name} "
                                f"(sha256 {classifier.identity[:12]}…); calibrate again with this model")
+        if not classifier.has_features:
+            raise ProfileError(f"{classifier.name} has no `embedding` output (python -m vision.embedding)")
+        if self.look_sha256 != look.identity:
+            raise ProfileError(f"{source} was calibrated with another look model ({self.look_name or 'unknown'}, "
+                               f"sha256 {self.look_sha256[:12]}…) than {look.name} "
+                               f"(sha256 {look.identity[:12]}…); calibrate again with this model")
         if tuple(self.labels) != tuple(classifier.labels):
             raise ProfileError(f"{source} lists other labels than the model {classifier.name}")
-        if not classifier.has_embedding:
-            raise ProfileError(f"{classifier.name} has no embedding output (python -m vision.embedding)")
+
+
+def look_model_for(classifier: CardClassifier, source: str = "profile") -> LookModel:
+    """The look model kept beside the classifier's model file (loaded once per folder). A missing
+    or broken one is a ProfileError: the profile cannot be used, the classifier still can."""
+    folder = str(Path(classifier.name).parent)
+    if folder not in _LOOK_MODELS:
+        try:
+            _LOOK_MODELS[folder] = LookModel.load(folder)
+        except ModelError as error:
+            raise ProfileError(f"{source} cannot be used: {error}") from None
+    return _LOOK_MODELS[folder]
+
+
+_LOOK_MODELS: dict[str, LookModel] = {}
 
 
 def augment(crop_bgr: np.ndarray, rng: np.random.Generator, n: int, size: tuple[int, int]) -> list[np.ndarray]:
@@ -197,32 +228,43 @@ def not_a_card_views(crop_bgr: np.ndarray, rng: np.random.Generator, size: tuple
     return [middle, cv2.resize(shifted, size, interpolation=cv2.INTER_AREA)]
 
 
-def sample_embeddings(classifier: CardClassifier, crops_bgr, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def describe(classifier: CardClassifier, look: LookModel, crops_bgr) -> tuple[np.ndarray, np.ndarray]:
+    """(logits (N, C), embeddings (N, look dim + feature dim)): what a profile stores of a crop and
+    what a crop is compared by."""
+    logits, features = classifier.logits_and_features(crops_bgr)
+    return logits, np.concatenate([look.embed(crops_bgr), features], axis=1)
+
+
+def sample_embeddings(classifier: CardClassifier, look: LookModel, crops_bgr,
+                      seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(card views, none views): each crop and the crop turned half round, each with its
     augmentations, (N * 2 * (1 + AUGMENTATIONS), D); and their not-a-card views (N * 2 * 2, D).
     Seeded: the same crops give the same profile."""
     rng = np.random.default_rng(seed)
-    size = (classifier.spec.width, classifier.spec.height)
+    size = (look.width, look.height)
     cards, nones = [], []
     for crop in crops_bgr:
         for way in (crop, crop[::-1, ::-1]):
             way = np.ascontiguousarray(way)
             cards += augment(way, rng, AUGMENTATIONS, size)
             nones += not_a_card_views(way, rng, size)
-    e = classifier.embed(cards + nones)
+    e = describe(classifier, look, cards + nones)[1]
     return e[:len(cards)], e[len(cards):]
 
 
 def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, list[np.ndarray]],
-              params: CalibrationParams | None = None, update: Profile | None = None) -> Profile:
-    """A profile from captured card crops (BGR, any size) per label. With `update`, the labels
-    given replace that profile's samples of those labels; the others are kept."""
+              params: CalibrationParams | None = None, update: Profile | None = None,
+              look: LookModel | None = None) -> Profile:
+    """A profile from captured card crops (BGR, any size) per label, embedded by `look` (default:
+    the look model beside the classifier's). With `update`, the labels given replace that
+    profile's samples of those labels; the others are kept."""
     unknown = sorted(set(crops_by_label) - set(classifier.labels))
     if unknown:
         raise ValueError(f"not {deck} labels: {', '.join(unknown)}")
     labels = tuple(classifier.labels)
+    look = look or look_model_for(classifier, "calibration")
     if update is not None:
-        update.check_matches(classifier, deck, "the profile to update")
+        update.check_matches(classifier, look, deck, "the profile to update")
         redone = np.array([labels.index(lab) for lab in crops_by_label])
         keep = ~np.isin(update.sample_labels, np.concatenate([redone, -1 - redone]))
         embeddings, sample_labels = [update.embeddings[keep]], [update.sample_labels[keep]]
@@ -234,17 +276,18 @@ def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, l
         if not crops:
             continue
         index = labels.index(label)
-        card_views, none_views = sample_embeddings(classifier, crops, seed=index)
+        card_views, none_views = sample_embeddings(classifier, look, crops, seed=index)
         embeddings += [card_views, none_views]
         sample_labels += [np.full(len(card_views), index, np.int64), np.full(len(none_views), -1 - index, np.int64)]
         counts[label] = len(crops)
     if not embeddings:
         raise ValueError("no card crops to calibrate with")
-    return Profile(deck=deck, model_sha256=classifier.identity, labels=labels,
-                   embeddings=np.concatenate(embeddings).astype(np.float32),
+    return Profile(deck=deck, model_sha256=classifier.identity, look_sha256=look.identity, labels=labels,
+                   embeddings=np.concatenate(embeddings).astype(np.float32), look_dim=look.dim,
                    sample_labels=np.concatenate(sample_labels), counts=dict(sorted(counts.items(),
                                                                                   key=lambda kv: labels.index(kv[0]))),
                    params=params or CalibrationParams(), model_name=Path(classifier.name).name,
+                   look_name=Path(look.name).name,
                    created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
@@ -252,8 +295,10 @@ class CalibratedClassifier:
     """A CardClassifier read through a profile: same interface (labels, spec, probabilities,
     decide, classify, classify_batch), so the placement detector and the commands take either."""
 
-    def __init__(self, base: CardClassifier, profile: Profile, deck: str, source: str = "profile"):
-        profile.check_matches(base, deck, source)
+    def __init__(self, base: CardClassifier, profile: Profile, deck: str, source: str = "profile",
+                 look: LookModel | None = None):
+        self.look = look or look_model_for(base, source)
+        profile.check_matches(base, self.look, deck, source)
         self.base = base
         self.profile = profile
         self.spec = base.spec
@@ -264,7 +309,8 @@ class CalibratedClassifier:
         present = np.unique(profile.sample_labels[profile.sample_labels >= 0])
         raw = profile.embeddings.astype(np.float64)
         self._center = np.mean([raw[profile.sample_labels == i].mean(0) for i in present], axis=0)
-        self.samples = _unit(raw - self._center).astype(np.float32)  # (M, D) centred, unit length
+        self._split = profile.look_dim
+        self.samples = self._normalised(raw)  # (M, D) centred, each part of unit length
         self.sample_labels = profile.sample_labels
         self._rows = {int(i): np.flatnonzero(profile.sample_labels == i) for i in present}
         self._none_rows = np.flatnonzero(profile.sample_labels < 0)
@@ -274,10 +320,11 @@ class CalibratedClassifier:
         return self.base.labels
 
     def similarities(self, embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """((N, L), (N,)): per label, the best cosine between each crop and that label's samples
-        (-1 for a label without samples); and the best cosine with the "none" views (-1: none)."""
-        z = _unit(embeddings.astype(np.float64) - self._center).astype(np.float32)
-        cos = z @ self.samples.T
+        """((N, L), (N,)): per label, the best similarity between each crop and that label's
+        samples (-1 for a label without samples); and the best with the "none" views (-1: none).
+        A similarity is (look cosine + feature_weight x feature cosine) / (1 + feature_weight)."""
+        z, d, w = self._normalised(embeddings), self._split, self.params.feature_weight
+        cos = (z[:, :d] @ self.samples[:, :d].T + w * (z[:, d:] @ self.samples[:, d:].T)) / (1 + w)
         out = np.full((len(z), len(self.profile.labels)), -1.0)
         for i, rows in self._rows.items():
             out[:, i] = cos[:, rows].max(axis=1)
@@ -288,8 +335,12 @@ class CalibratedClassifier:
         classes = self.spec.classes
         if len(crops_bgr) == 0:
             return np.zeros((0, len(classes)), np.float32)
-        logits, embeddings = self.base.logits_and_embeddings(crops_bgr)
-        return self.scores_to_probabilities(logits, embeddings)
+        return self.scores_to_probabilities(*describe(self.base, self.look, crops_bgr))
+
+    def _normalised(self, embeddings: np.ndarray) -> np.ndarray:
+        """Centred on the profile's mean card, look part and feature part each of unit length."""
+        z = embeddings.astype(np.float64) - self._center
+        return np.concatenate([_unit(z[:, :self._split]), _unit(z[:, self._split:])], axis=1).astype(np.float32)
 
     def scores_to_probabilities(self, logits: np.ndarray, embeddings: np.ndarray) -> np.ndarray:
         p = self.params

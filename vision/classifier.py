@@ -23,7 +23,7 @@ import numpy as np
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 NO_CARD = "no card"
 NOT_SURE = "not sure"
-EMBEDDING = "embedding"
+FEATURES = "embedding"  # the output vision.embedding adds: the final layer's input, read by calibration
 
 
 class ModelError(RuntimeError):
@@ -79,7 +79,7 @@ class CardClassifier:
         self._input = session.get_inputs()[0].name
         outputs = [o.name for o in session.get_outputs()]
         self._output = "logits" if "logits" in outputs else outputs[0]
-        self.has_embedding = EMBEDDING in outputs  # added by vision.embedding, used by vision.adapt
+        self.has_features = FEATURES in outputs
         n_out = session.get_outputs()[outputs.index(self._output)].shape[-1]
         if isinstance(n_out, int) and n_out != len(spec.classes):
             raise ModelError(f"{name}: the model has {n_out} outputs but its sidecar lists "
@@ -112,45 +112,32 @@ class CardClassifier:
             raise ModelError(f"{sidecar_path}: the sidecar must be a JSON object")
         spec = ModelSpec.from_sidecar(data, sidecar_path)
         identity = hashlib.sha256(model_path.read_bytes()).hexdigest()
-        return cls(_session(model_path), spec, name=str(model_path), identity=identity)
+        return cls(onnx_session(model_path), spec, name=str(model_path), identity=identity)
 
     def preprocess(self, crops_bgr) -> np.ndarray:
         """BGR uint8 crops (any size) -> float32 NCHW as the sidecar prescribes."""
-        import cv2
-
         spec = self.spec
-        batch = np.empty((len(crops_bgr), 3, spec.height, spec.width), np.float32)
-        for i, crop in enumerate(crops_bgr):
-            if crop is None or crop.ndim != 3 or crop.shape[2] != 3:
-                raise ValueError("a crop must be a BGR colour image (H, W, 3)")
-            if crop.shape[:2] != (spec.height, spec.width):
-                crop = cv2.resize(crop, (spec.width, spec.height), interpolation=cv2.INTER_AREA)
-            img = crop[:, :, ::-1] if spec.rgb else crop
-            batch[i] = (img.astype(np.float32) * self._scale + self._shift).transpose(2, 0, 1)
-        return batch
+        return to_input_batch(crops_bgr, spec.width, spec.height, spec.rgb, self._scale, self._shift)
 
     def probabilities(self, crops_bgr) -> np.ndarray:
         """Softmax over the classes, (N, C), for BGR crops."""
         if len(crops_bgr) == 0:
             return np.zeros((0, len(self.spec.classes)), np.float32)
-        logits = self._session.run([self._output], {self._input: self.preprocess(crops_bgr)})[0]
-        logits = logits.astype(np.float64)
+        logits = self.logits(crops_bgr).astype(np.float64)
         logits -= logits.max(axis=1, keepdims=True)
         e = np.exp(logits)
         return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
 
-    def logits_and_embeddings(self, crops_bgr) -> tuple[np.ndarray, np.ndarray | None]:
-        """Raw logits (N, C) and, when the model has an `embedding` output, the embeddings (N, D)
-        from the same session run (else None)."""
-        names = [self._output] + ([EMBEDDING] if self.has_embedding else [])
-        got = self._session.run(names, {self._input: self.preprocess(crops_bgr)})
-        return got[0], (got[1] if self.has_embedding else None)
+    def logits(self, crops_bgr) -> np.ndarray:
+        """Raw logits (N, C) for BGR crops."""
+        return self._session.run([self._output], {self._input: self.preprocess(crops_bgr)})[0]
 
-    def embed(self, crops_bgr) -> np.ndarray:
-        """Embeddings (N, D) of BGR crops; the model must have the `embedding` output."""
-        if not self.has_embedding:
-            raise ModelError(f"{self.name} has no `{EMBEDDING}` output (add it: python -m vision.embedding MODEL)")
-        return self.logits_and_embeddings(crops_bgr)[1]
+    def logits_and_features(self, crops_bgr) -> tuple[np.ndarray, np.ndarray]:
+        """Raw logits (N, C) and the features the final layer reads (N, D), from one session run;
+        the model must have the `embedding` output (python -m vision.embedding MODEL)."""
+        if not self.has_features:
+            raise ModelError(f"{self.name} has no `{FEATURES}` output (add it: python -m vision.embedding MODEL)")
+        return tuple(self._session.run([self._output, FEATURES], {self._input: self.preprocess(crops_bgr)}))
 
     def decide(self, probs: np.ndarray) -> Prediction:
         """The reject rule applied to one probability vector (possibly averaged over frames)."""
@@ -164,7 +151,7 @@ class CardClassifier:
         return [self.decide(p) for p in self.probabilities(crops_bgr)]
 
 
-def _session(model_path: Path):
+def onnx_session(model_path: Path):
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -180,6 +167,22 @@ def _session(model_path: Path):
                                     providers=["CPUExecutionProvider"])
     except Exception as error:  # onnxruntime raises its own exception types for a bad file
         raise ModelError(f"{model_path}: not a usable ONNX model ({str(error).splitlines()[0][:200]})") from None
+
+
+def to_input_batch(crops_bgr, width: int, height: int, rgb: bool, scale: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """BGR uint8 crops (any size) -> float32 NCHW at width x height (area resize), channels in
+    RGB order when rgb, each scaled by `scale` and moved by `shift` (per channel)."""
+    import cv2
+
+    batch = np.empty((len(crops_bgr), 3, height, width), np.float32)
+    for i, crop in enumerate(crops_bgr):
+        if crop is None or crop.ndim != 3 or crop.shape[2] != 3:
+            raise ValueError("a crop must be a BGR colour image (H, W, 3)")
+        if crop.shape[:2] != (height, width):
+            crop = cv2.resize(crop, (width, height), interpolation=cv2.INTER_AREA)
+        img = crop[:, :, ::-1] if rgb else crop
+        batch[i] = (img.astype(np.float32) * scale + shift).transpose(2, 0, 1)
+    return batch
 
 
 def reject_rule(probs: np.ndarray, classes, none_index: int, min_confidence: float,

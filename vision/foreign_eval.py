@@ -25,6 +25,7 @@ and does not write anything.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import logging
 import sys
@@ -112,10 +113,11 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
                   style: str = "foreign") -> dict:
     import numpy as np
 
-    from vision.adapt import CalibratedClassifier, calibrate
+    from vision.adapt import CalibratedClassifier, calibrate, describe, look_model_for
     from vision.classifier import CardClassifier
 
     base = CardClassifier.load(deck, models_dir)
+    look = look_model_for(base)
     label_of_class = {lab: i for i, lab in enumerate(base.labels)}
     conditions = {"before": [], "1 sample": [], "3 samples": [], "unseen label": []}
     t_calib = []
@@ -124,7 +126,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
         calibration, test = capture_printing(deck, seed + p, 3, test_per_label, style)
         log.info("%s printing %d/%d: %d test crops captured in %.0f s", deck, p + 1, printings, len(test.crops),
                  time.perf_counter() - t0)
-        logits, embeddings = base.logits_and_embeddings(test.crops)
+        logits, embeddings = describe(base, look, test.crops)
         probs = np.exp(logits - logits.max(1, keepdims=True))
         probs /= probs.sum(1, keepdims=True)
         conditions["before"].append((_predictions(base, probs, label_of_class), test.y))
@@ -167,19 +169,23 @@ def tune(deck: str, models_dir, seed: int, printings: int, test_per_label: int, 
     accepted; then fewest cards rejected (1 sample counts double)."""
     import numpy as np
 
-    from vision.adapt import CalibratedClassifier, CalibrationParams, calibrate
+    from vision.adapt import CalibratedClassifier, CalibrationParams, calibrate, describe, look_model_for
     from vision.classifier import CardClassifier
 
     base = CardClassifier.load(deck, models_dir)
-    sets = {(kind, k): [] for kind in ("foreign", "heldout") for k in (1, 3)}
+    look = look_model_for(base)
+    feature_weights = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
+    sets = {(fw, kind, k): [] for fw in feature_weights for kind in ("foreign", "heldout") for k in (1, 3)}
     plan = [("foreign", p) for p in range(printings)] + [("heldout", p) for p in range(control_printings)]
     for n, (kind, p) in enumerate(plan, 1):
         calibration, test = capture_printing(deck, seed + 1000 + p, 3, test_per_label, kind)
-        logits, embeddings = base.logits_and_embeddings(test.crops)
+        logits, embeddings = describe(base, look, test.crops)
         for k in (1, 3):
             profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()})
-            calibrated = CalibratedClassifier(base, profile, deck)
-            sets[kind, k].append((*calibrated.similarities(embeddings), logits, test.y))
+            for fw in feature_weights:
+                profile.params = CalibrationParams(feature_weight=fw)
+                calibrated = CalibratedClassifier(base, profile, deck)
+                sets[fw, kind, k].append((*calibrated.similarities(embeddings), logits, test.y))
         log.info("tuning printing %d/%d captured", n, len(plan))
     sets = {key: parts for key, parts in sets.items() if parts}
     cls_of_label = np.array([base.spec.classes.index(lab) for lab in base.labels])
@@ -202,22 +208,24 @@ def tune(deck: str, models_dir, seed: int, printings: int, test_per_label: int, 
         return probs.argmax(1), top2[:, 1], top2[:, 1] - top2[:, 0], y
 
     best = None
-    for temperature in (0.05, 0.08, 0.12, 0.2):
-        for weight in (0.0, 0.05, 0.1, 0.2, 0.3):
-            for none_sim in (0.2, 0.3, 0.4, 0.5, 0.6):
-                tabs = {key: table(parts, temperature, weight, none_sim) for key, parts in sets.items()}
-                for mc in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
-                    for mm in (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5):
-                        stats = {}
-                        for key, (arg, conf, margin, y) in tabs.items():
-                            ok = (arg != none_index) & (conf >= mc) & (margin >= mm)
-                            stats[key] = reading_stats(np.where(ok, label_of_class[arg], -1), y)
-                        good = all(s["accuracy_accepted"] >= TARGETS[k][0] and s["none_accepted"] <= 0.005
-                                   for (_, k), s in stats.items())
-                        cost = sum(s["rejected"] * (1.0 if k == 1 else 0.5) for (_, k), s in stats.items())
-                        key = (good, -cost if good else min(s["accuracy_accepted"] for s in stats.values()))
-                        if best is None or key > best[0]:
-                            best = (key, CalibrationParams(temperature, weight, none_sim, mc, mm), stats)
+    for fw, temperature, weight, none_sim in itertools.product(feature_weights, (0.03, 0.05, 0.08, 0.12),
+                                                               (0.0, 0.05, 0.1, 0.2, 0.3, 0.5), (0.2, 0.3, 0.4, 0.5, 0.6)):
+        tabs = {key[1:]: table(parts, temperature, weight, none_sim) for key, parts in sets.items()
+                if key[0] == fw}
+        for mc in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+            for mm in (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5):
+                stats = {}
+                for key, (arg, conf, margin, y) in tabs.items():
+                    ok = (arg != none_index) & (conf >= mc) & (margin >= mm)
+                    stats[key] = reading_stats(np.where(ok, label_of_class[arg], -1), y)
+                good = all(s["accuracy_accepted"] >= TARGETS[k][0] and s["none_accepted"] <= 0.005
+                           for (_, k), s in stats.items())
+                cost = sum(s["rejected"] * (1.0 if k == 1 else 0.5) for (_, k), s in stats.items())
+                key = (good, -cost if good else min(s["accuracy_accepted"] for s in stats.values()))
+                if best is None or key > best[0]:
+                    best = (key, CalibrationParams(temperature=temperature, feature_weight=fw,
+                                                   base_weight=weight, none_similarity=none_sim,
+                                                   min_confidence=mc, min_margin=mm), stats)
     _, params, stats = best
     return {"deck": deck, "params": params.__dict__, "target_met": best[0][0],
             "tuning_stats": {f"{kind}, {k} sample(s)": s for (kind, k), s in stats.items()}}
@@ -252,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     import cv2
 
     cv2.setNumThreads(1)
+    from vision.adapt import ProfileError
     from vision.classifier import ModelError
 
     try:
@@ -260,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         report = evaluate_deck(args.deck, args.models_dir, args.seed, args.printings, args.test_per_label,
                                args.style)
-    except ModelError as error:
+    except (ModelError, ProfileError) as error:
         print(f"foreign_eval: {error}", file=sys.stderr)
         return 2
     if args.json:

@@ -208,7 +208,7 @@ def export_onnx(model, path: Path, height: int, width: int) -> None:
     torch.onnx.export(model, dummy, str(path), input_names=["crop"], output_names=["logits"],
                       dynamic_axes={"crop": {0: "n"}, "logits": {0: "n"}}, opset_version=17, dynamo=False)
     from vision.embedding import add_embedding_output
-    add_embedding_output(path)  # few-shot calibration (vision.adapt) reads the final layer's input
+    add_embedding_output(path)  # calibration (vision.adapt) also compares the final layer's input
 
 
 def check_export(model, path: Path, x) -> None:

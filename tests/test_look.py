@@ -1,0 +1,52 @@
+"""The look network's training pairs (vision.look_data, no torch needed) and its runtime (vision.look)."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from vision.classifier import ModelError
+from vision.dataset import INPUT_H, INPUT_W
+from vision.look import LookModel
+from vision.look_data import LABELS_PER_PRINTING, VIEWS, make_look_samples, recolour
+
+
+def test_samples_are_pairs_of_upright_crops_the_same_with_any_number_of_workers():
+    one = make_look_samples(3, seed=5)
+    two = make_look_samples(3, seed=5, workers=2)
+    assert one.x.shape == (3, LABELS_PER_PRINTING, VIEWS, INPUT_H, INPUT_W, 3) and one.x.dtype == np.uint8
+    np.testing.assert_array_equal(one.x, two.x)
+    np.testing.assert_array_equal(one.labels, two.labels)
+    assert all(len(set(row)) == LABELS_PER_PRINTING for row in one.labels)  # distinct cards per printing
+    # The two views of a card come from different scenes.
+    assert all(np.abs(one.x[p, c, 0].astype(int) - one.x[p, c, 1]).mean() > 3 for p in range(3) for c in range(2))
+
+
+def test_recolour_changes_the_colours_not_the_card_outline():
+    rng = np.random.default_rng(1)
+    face = np.zeros((60, 40, 4), np.uint8)
+    face[..., :3] = (200, 40, 40)
+    face[20:40, 10:30, :3] = 250
+    face[..., 3] = 255
+    face[0, 0, 3] = 0
+    for _ in range(10):
+        out = recolour({"7": face}, rng)["7"]
+        assert out.shape == face.shape and out.dtype == np.uint8
+        np.testing.assert_array_equal(out[..., 3], face[..., 3])
+
+
+def test_committed_look_model_loads_and_embeds():
+    look = LookModel.load()
+    e = look.embed([np.full((176, 126, 3), 128, np.uint8), np.zeros((80, 56, 3), np.uint8)])
+    assert e.shape == (2, look.dim) and np.allclose(np.linalg.norm(e, axis=1), 1, atol=1e-4)
+    assert len(look.identity) == 64
+
+
+def test_missing_or_broken_look_model_is_refused_with_a_message(tmp_path):
+    with pytest.raises(ModelError, match="card-look.onnx not found"):
+        LookModel.load(tmp_path)
+    shutil.copy("models/card-look.onnx", tmp_path / "card-look.onnx")
+    (tmp_path / "card-look.json").write_text(json.dumps({"input": {"width": 56}}))
+    with pytest.raises(ModelError, match="not a usable look model sidecar"):
+        LookModel.load(tmp_path)

@@ -1,0 +1,140 @@
+"""Training pairs for the look network (vision.look): two captures of the same card of one printing.
+
+Calibration (vision.adapt) must tell the user's own cards apart, and the user's deck is a printing
+nobody here has seen. The deck classifiers learn the training renderer's print; their features
+read a foreign print poorly (models/calibration.md). The look network instead learns *is this the
+same face as that one, within one printing*, across many printings: a sample is a printing (a
+CardStyle of the training family, of any of the three decks, then recoloured as a whole — hue
+turned, sometimes light and dark swapped or colour planes exchanged — so that what matters is how
+a printing's cards differ from each other, not the training print's colours), several of its
+labels, and for each label two crops cut from two independent scenes (table, light, pose, blur,
+fingers, the locator's quad error) as vision.dataset cuts classifier samples. Only training fonts
+and surfaces are used; vision.foreign_eval's printings and held-out surfaces stay unseen.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from rules.cards import DECKS
+from vision.dataset import jitter_quad, to_input
+from vision.geometry import CANON_H, CANON_W
+from vision.render import CardStyle, render_card
+from vision.synth import make_scene
+
+log = logging.getLogger(__name__)
+
+DECK_WEIGHTS = {"flip7": 1.0, "flip7-vengeance": 1.0, "uno-flip": 1.0}
+LABELS_PER_PRINTING = 8
+VIEWS = 2
+
+
+@dataclass
+class LookSamples:
+    x: np.ndarray        # (P, L, V, H, W, 3) BGR uint8 model-size crops
+    labels: np.ndarray   # (P, L) int: label index within the printing's deck (for inspection only)
+    decks: np.ndarray    # (P,) int: index into DECK_WEIGHTS
+
+
+def recolour(faces: dict[str, np.ndarray], rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """The same colour change applied to every face of a printing (RGBA in, RGBA out): hue turned,
+    saturation scaled, sometimes light and dark swapped or the colour planes exchanged. The cards
+    of a printing keep their differences of colour; the training print's own colours are lost."""
+    hue = int(rng.integers(0, 180))
+    invert = rng.random() < 0.2
+    order = rng.permutation(3) if rng.random() < 0.3 else np.arange(3)
+    saturation = rng.uniform(0.6, 1.4)
+    out = {}
+    for label, face in faces.items():
+        hsv = cv2.cvtColor(np.ascontiguousarray(face[..., :3]), cv2.COLOR_RGB2HSV)
+        hsv[..., 0] = ((hsv[..., 0].astype(np.int32) + hue) % 180).astype(np.uint8)
+        hsv[..., 1] = np.clip(hsv[..., 1] * saturation, 0, 255).astype(np.uint8)
+        if invert:
+            hsv[..., 2] = 255 - hsv[..., 2]
+        rgb = cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB)[..., order]
+        out[label] = np.dstack([rgb, face[..., 3]])
+    return out
+
+
+def make_printing(rng: np.random.Generator, deck: str, labels_per_printing: int = LABELS_PER_PRINTING):
+    """(crops (L, V, H, W, 3), label indices (L,)) of one recoloured training-family printing."""
+    all_labels = DECKS[deck].labels
+    picked = rng.choice(len(all_labels), size=labels_per_printing, replace=False)
+    style = CardStyle.sample(rng, "train")
+    faces = recolour({all_labels[i]: render_card(deck, all_labels[i], rng, style) for i in picked}, rng)
+    crops = np.empty((labels_per_printing, VIEWS, *_crop_shape()), np.uint8)
+    for li, i in enumerate(picked):
+        for v in range(VIEWS):
+            # A calibration-like capture (one card, near) or a play-like one (1-3 cards, any size).
+            others = [] if v == 0 and rng.random() < 0.5 else \
+                [all_labels[j] for j in rng.choice(picked, size=int(rng.integers(0, 3)))]
+            small = rng.random() < 0.5
+            while True:
+                try:
+                    frame, cards = make_scene(rng, [all_labels[i]] + others, deck,
+                                              size=(400, 300) if small else (640, 480), split="train",
+                                              faces=lambda lab: faces.get(lab, faces[all_labels[picked[0]]]),
+                                              card_size=(85, 180) if small else (120, 290))
+                    break
+                except ValueError:  # no room for them all apart: fewer cards
+                    others = others[:-1]
+            crops[li, v] = upright_crop(frame, jitter_quad(rng, cards[0].quad))
+    return crops, picked
+
+
+def upright_crop(frame: np.ndarray, face_quad: np.ndarray) -> np.ndarray:
+    """The model-size crop with the face upright: face_quad in face order (TL, TR, BR, BL of the
+    face, as vision.synth gives it), not reordered as the runtime's warp_card does. Training pairs
+    are then both upright, and a class is turned half round as a whole (vision.train_look)."""
+    dst = np.float32([[0, 0], [CANON_W, 0], [CANON_W, CANON_H], [0, CANON_H]])
+    matrix = cv2.getPerspectiveTransform(np.float32(face_quad), dst)
+    return to_input(cv2.warpPerspective(frame, matrix, (CANON_W, CANON_H), flags=cv2.INTER_LINEAR,
+                                        borderMode=cv2.BORDER_REPLICATE))
+
+
+def _crop_shape():
+    from vision.dataset import INPUT_H, INPUT_W
+
+    return INPUT_H, INPUT_W, 3
+
+
+def _printing(seed: int, index: int):
+    rng = np.random.default_rng([seed, index])  # per printing: the same samples with any number of workers
+    decks = list(DECK_WEIGHTS)
+    weights = np.array([DECK_WEIGHTS[d] for d in decks])
+    d = int(rng.choice(len(decks), p=weights / weights.sum()))
+    x, picked = make_printing(rng, decks[d])
+    return x, picked, d
+
+
+def _printing_star(args):
+    cv2.setNumThreads(1)
+    return _printing(*args)
+
+
+def make_look_samples(printings: int, seed: int, workers: int = 1) -> LookSamples:
+    """`printings` printings (seeded each by (seed, index)), made by `workers` processes."""
+    import multiprocessing
+
+    t0 = time.perf_counter()
+    jobs = [(seed, p) for p in range(printings)]
+    out = []
+    pool = multiprocessing.get_context("fork").Pool(workers) if workers > 1 else None
+    results = pool.imap(_printing_star, jobs, chunksize=8) if pool else map(_printing_star, jobs)
+    try:
+        for p, result in enumerate(results, 1):
+            out.append(result)
+            if p % max(1, printings // 20) == 0:
+                rate = p / (time.perf_counter() - t0)
+                log.info("look samples: %d/%d printings (%.1f/s, %.0f s left)", p, printings, rate,
+                         (printings - p) / rate)
+    finally:
+        if pool:
+            pool.close()
+    return LookSamples(np.stack([x for x, _, _ in out]), np.stack([lab for _, lab, _ in out]),
+                       np.array([d for _, _, d in out]))

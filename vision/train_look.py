@@ -1,0 +1,222 @@
+"""Train the look network: an embedding in which two captures of the same card face lie close.
+
+    python -m vision.train_look                    # -> models/card-look.onnx + card-look.json
+    python -m vision.train_look --printings 300 --epochs 2 --out /tmp/look   # a quick try
+
+Calibration to the user's own deck (vision.adapt) compares each crop with the crops the user
+showed. The deck classifiers' features were trained to name the training renderer's cards and
+read a foreign print poorly; this network is trained for the comparison itself. The data
+(vision.look_data) are printings of all three decks' training renderers, each recoloured as a
+whole, with two captures of each of 8 of its cards from independent scenes. The loss asks each
+capture to pick its partner out of the batch (a softmax over cosine similarities: NT-Xent), so
+the hard negatives are the other cards of the same printing: what is learnt is how cards of one
+printing differ, not what the training print looks like. A card's two captures are turned half
+round together or not at all, so "6" and a turned "9" stay different cards.
+
+The network is the classifiers' backbone (vision.train.build_model) without its pooling and
+classification layer: the last feature map (128 x 5 x 4), flattened, projected to 128 values
+and scaled to unit length (the ONNX output `embedding`). One network serves every deck. Needs
+the `train` extra (PyTorch); the device reads the ONNX file with onnxruntime. Data generation
+is cached under data/ and takes ~6 min per 1000 printings on one core; training ~15 min.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from vision.train import DATA_DIR, MODELS_DIR
+
+log = logging.getLogger(__name__)
+
+LOOK_NAME = "card-look"
+LOOK_DATA_VERSION = 1   # bump when vision.look_data changes, so stale caches are not reused
+EMBEDDING_DIM = 128
+TEMPERATURE = 0.1
+
+
+def build_look_model(dim: int = EMBEDDING_DIM):
+    import torch
+    import torch.nn as nn
+
+    from vision.train import build_model
+
+    backbone = build_model(1)[:-4]  # drop pooling, flatten, dropout, linear
+
+    class LookNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.backbone = backbone
+            self.project = nn.Sequential(nn.Flatten(), nn.Dropout(0.1), nn.Linear(128 * 5 * 4, dim))
+
+        def forward(self, x):
+            return nn.functional.normalize(self.project(self.backbone(x)), dim=1)
+
+    torch.manual_seed(0)
+    return LookNet()
+
+
+def cached_look_samples(printings: int, seed: int, workers: int = 1):
+    from vision.look_data import LookSamples, make_look_samples
+
+    path = DATA_DIR / f"look-p{printings}-s{seed}-v{LOOK_DATA_VERSION}.npz"
+    if path.exists():
+        log.info("using cached look samples %s", path)
+        with np.load(path) as z:
+            return LookSamples(z["x"], z["labels"], z["decks"])
+    t = time.perf_counter()
+    samples = make_look_samples(printings, seed, workers)
+    log.info("generated %d printings in %.0f s", printings, time.perf_counter() - t)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, x=samples.x, labels=samples.labels, decks=samples.decks)
+    return samples
+
+
+def _batch(x, printings_idx, rng):
+    """(inputs (P*L*V, 3, H, W), partner index of each row). A card's views are turned half round
+    together; each view gets its own light jitter."""
+    import torch
+
+    from vision.dataset import normalize
+
+    sub = x[printings_idx]                           # (P, L, V, H, W, 3)
+    p, l, v = sub.shape[:3]
+    turn = rng.random((p, l)) < 0.5
+    sub = sub.copy()
+    sub[turn] = sub[turn][:, :, ::-1, ::-1]
+    flat = sub.reshape(p * l * v, *sub.shape[3:])
+    xb = torch.from_numpy(normalize(flat))
+    n = len(xb)
+    gain = torch.from_numpy(rng.uniform(0.75, 1.25, (n, 1, 1, 1)).astype(np.float32))
+    bias = torch.from_numpy(rng.normal(0, 0.25, (n, 1, 1, 1)).astype(np.float32))
+    chan = torch.from_numpy(rng.normal(0, 0.12, (n, 3, 1, 1)).astype(np.float32))
+    rows = np.arange(n).reshape(p * l, v)
+    partner = np.empty(n, np.int64)
+    partner[rows[:, 0]] = rows[:, 1]
+    partner[rows[:, 1]] = rows[:, 0]
+    return xb * gain + bias + chan, torch.from_numpy(partner)
+
+
+def one_shot_accuracy(model, x) -> float:
+    """Within each printing, view 1 of each card named by its nearest view 0 (of 8 cards)."""
+    import torch
+
+    from vision.dataset import normalize
+
+    model.eval()
+    p, l = x.shape[:2]
+    with torch.no_grad():
+        z = torch.cat([model(torch.from_numpy(normalize(x[i:i + 64].reshape(-1, *x.shape[3:]))))
+                       for i in range(0, p, 64)]).numpy().reshape(p, l, 2, -1)
+    sims = np.einsum("pld,pmd->plm", z[:, :, 1], z[:, :, 0])
+    return float((sims.argmax(2) == np.arange(l)).mean())
+
+
+def train(args) -> int:
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    import cv2
+    cv2.setNumThreads(1)
+    rng = np.random.default_rng(args.seed)
+    t_start = time.perf_counter()
+    train_set = cached_look_samples(args.printings, args.seed, args.threads)
+    val_set = cached_look_samples(args.val_printings, args.seed + 1, args.threads)
+    if args.data_only:
+        return 0
+    x, x_val = train_set.x, val_set.x
+    model = build_look_model()
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=5e-4)
+    steps = len(x) // args.batch_printings
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.epochs * steps, pct_start=0.15)
+    for epoch in range(args.epochs):
+        model.train()
+        order = rng.permutation(len(x))
+        t0, loss_sum = time.perf_counter(), 0.0
+        for i in range(steps):
+            xb, partner = _batch(x, order[i * args.batch_printings:(i + 1) * args.batch_printings], rng)
+            z = model(xb)
+            sims = z @ z.T / TEMPERATURE
+            sims.fill_diagonal_(float("-inf"))
+            loss = F.cross_entropy(sims, partner)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+            loss_sum += loss.item()
+        log.info("epoch %d/%d: loss %.4f, validation one-shot accuracy (8 cards) %.4f (%.0f s)", epoch + 1,
+                 args.epochs, loss_sum / steps, one_shot_accuracy(model, x_val), time.perf_counter() - t0)
+    val_acc = one_shot_accuracy(model, x_val)
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    onnx_path = out_dir / f"{LOOK_NAME}.onnx"
+    export_look(model, onnx_path, x_val[:8].reshape(-1, *x_val.shape[3:]))
+    from vision.dataset import INPUT_H, INPUT_W, MEAN, STD
+    sidecar = {
+        "kind": "look-embedding",
+        "input": {"width": INPUT_W, "height": INPUT_H, "channel_order": "rgb", "resize": "area"},
+        "normalize": {"mean": list(MEAN), "std": list(STD)},
+        "embedding_dim": EMBEDDING_DIM,
+        "training": {"seed": args.seed, "printings": args.printings, "epochs": args.epochs,
+                     "batch_printings": args.batch_printings, "lr": args.lr, "temperature": TEMPERATURE,
+                     "data_version": LOOK_DATA_VERSION, "val_one_shot_accuracy": round(val_acc, 4),
+                     "minutes": round((time.perf_counter() - t_start) / 60, 1), "command": args.command,
+                     "data": "vision.look_data: recoloured training-family printings of flip7, flip7-vengeance "
+                             "and uno-flip (train fonts and surfaces), 8 cards x 2 captures each"},
+    }
+    onnx_path.with_suffix(".json").write_text(json.dumps(sidecar, indent=2) + "\n")
+    log.info("wrote %s (%.0f kB) in %.1f min; now run: python -m vision.foreign_eval --deck flip7", onnx_path,
+             onnx_path.stat().st_size / 1024, (time.perf_counter() - t_start) / 60)
+    return 0
+
+
+def export_look(model, path: Path, crops_bgr) -> None:
+    """ONNX export (input `crop`, output `embedding`), checked against the trained module."""
+    import onnxruntime as ort
+    import torch
+
+    from vision.dataset import INPUT_H, INPUT_W, normalize
+
+    model.eval()
+    torch.onnx.export(model, torch.zeros(1, 3, INPUT_H, INPUT_W), str(path), input_names=["crop"],
+                      output_names=["embedding"], dynamic_axes={"crop": {0: "n"}, "embedding": {0: "n"}},
+                      opset_version=17, dynamo=False)
+    xb = torch.from_numpy(normalize(crops_bgr))
+    with torch.no_grad():
+        want = model(xb).numpy()
+    got = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(["embedding"], {"crop": xb.numpy()})[0]
+    err = float(np.abs(got - want).max())
+    if err > 1e-4:
+        raise RuntimeError(f"ONNX export differs from the trained model by {err}")
+    log.info("ONNX export checked: max |diff| %.2e over %d crops", err, len(xb))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m vision.train_look", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--printings", type=int, default=2000, help="training printings (8 cards x 2 captures each)")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads and data-generation processes")
+    parser.add_argument("--val-printings", type=int, default=150)
+    parser.add_argument("--epochs", type=int, default=12)
+    parser.add_argument("--batch-printings", type=int, default=16, help="printings per batch (x 16 crops)")
+    parser.add_argument("--data-only", action="store_true", help="generate (and cache) the data, do not train")
+    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--out", default=str(MODELS_DIR), help="output folder (default: models/)")
+    args = parser.parse_args(argv)
+    args.command = "python -m vision.train_look " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    return train(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
