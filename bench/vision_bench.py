@@ -242,6 +242,24 @@ def measure(name: str, classifier, frames, crops, repeats: int) -> dict:
             "placement_max": max(locate or [float("nan")])}
 
 
+def calibrated_reading(classifier, deck: str, crop, repeats: int) -> None:
+    """Reading through a calibration profile (one photo per label of a foreign printing) also runs
+    the look network: its cost per card, and the calibration's compute."""
+    from vision.adapt import CalibratedClassifier, calibrate
+    from vision.render_foreign import ForeignStyle, render_foreign
+
+    style, rng = ForeignStyle.sample(np.random.default_rng(5)), np.random.default_rng(0)
+    shown = {label: [np.ascontiguousarray(render_foreign(deck, label, rng, style)[..., 2::-1])]
+             for label in classifier.labels}
+    t = time.perf_counter()
+    profile = calibrate(classifier, deck, shown)
+    seconds = time.perf_counter() - t
+    calibrated = CalibratedClassifier(classifier, profile, deck)
+    print(f"calibrated reading per card (classifier + look network + {len(profile.embeddings)} profile samples): "
+          f"{summary(timed(lambda: calibrated.classify(crop), repeats))}")
+    print(f"calibration compute, {len(shown)} photos: {seconds:.2f} s")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--deck", default="flip7")
@@ -260,6 +278,7 @@ def main() -> int:
     crops = [warp_card(f, t[0].quad) for f, t in frames]
     rss_start = rss_mb()
     results = {"ours": measure("our model", ours, frames, crops, args.repeats)}
+    calibrated_reading(ours, args.deck, crops[0], args.repeats)
     # tracemalloc hooks every allocation (it made the placement frame ~1.6x slower here), so the
     # Python-side peak is taken in a pass of its own, after the timings.
     tracemalloc.start()
