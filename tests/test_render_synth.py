@@ -133,3 +133,18 @@ def test_deal_video_ground_truth_is_consistent(tmp_path):
     truth = json.loads(events_path.read_text())
     assert truth["events"] == [{"frame_index": e.frame_index, "label": e.label} for e in video.events]
     assert len(list(out.glob("*.jpg"))) == len(frames) == truth["frames"]
+
+
+def test_a_nudged_card_stays_in_view_until_the_hand_moves_it():
+    """A card lying on the table only leaves the picture while a hand is in it, and a card that
+    has left never comes back in its old place (a nudged card is a new layer where it now lies)."""
+    video = make_deal_video(np.random.default_rng(4), ["3", "7", "x2", "12", "0", "5"], p_nudge=1.0, p_pass=0.0,
+                            p_repeat=0.0)
+    plans = video.frames._plans
+    assert sum(n["kind"] == "nudge" for n in video.notes) >= 2
+    gone = set()
+    for before, now in zip(plans, plans[1:]):
+        left = set(before.static) - set(now.static)
+        assert not left or now.hand is not None, "a card vanished with no hand in view"
+        gone |= left
+        assert not gone & set(now.static), "a card that left came back"

@@ -765,12 +765,15 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
                 notes.append({"kind": "nudge", "start": len(plans)})
                 wrist, out = grip(q0)
                 start = wrist + out * palm * 4
+                hand_path(start, wrist, int(rng.integers(5, 9)), None)   # the card lies there meanwhile
                 lying.remove(k)
-                hand_path(start, wrist, int(rng.integers(5, 9)), None)
                 wrist1, _ = grip(q1)
                 hand_path(wrist, wrist1, int(rng.integers(3, 6)), (cards[k].label, q0, q1))
-                cards[k] = _Layer(cards[k].label, q1)
-                lying.append(k)
+                # A new layer: the frames before the nudge still show the card where it lay.
+                cards.append(_Layer(cards[k].label, q1))
+                if k in in_pile:
+                    in_pile.add(len(cards) - 1)
+                lying.append(len(cards) - 1)
                 hand_path(wrist1, wrist1 + out * palm * 4, int(rng.integers(5, 9)), None)
                 gap()
         # The placement itself: carried in, lands, the hand leaves.
