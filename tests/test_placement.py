@@ -293,3 +293,20 @@ def test_a_hidden_second_outline_of_a_card_is_dropped_but_a_twin_in_view_is_kept
     other_hidden = known("blue", (322, 243), 11)
     kept = PlacementDetector._without_doubles([second_outline, twin_in_view, other_hidden, top], (480, 640))
     assert [id(k) for k in kept] == [id(k) for k in (twin_in_view, other_hidden, top)]
+
+
+def test_a_twin_hidden_under_its_twin_a_little_off_is_not_taken_for_a_second_outline():
+    """Two cards of one label, the top one a little off the one beneath (its outline as located
+    may even run between the two): the one beneath is a card of its own, not a second outline
+    of the top one, and stays known (dropped, the top card nudged later would count again)."""
+    from vision.geometry import quad_iou
+    from vision.placement import _Known, _shown
+
+    def known(label, centre, angle):
+        return _Known(card_quad(centre, angle, 180), label, np.zeros((34, 24), np.float32), 0.9)
+
+    top = known("red", (300, 235), 5)
+    beneath = known("red", (308, 251), 5)
+    assert 0.6 <= quad_iou(top.quad, beneath.quad) < 0.8 and _shown(beneath, [top.quad], (480, 640)) < 0.3
+    kept = PlacementDetector._without_doubles([beneath, top], (480, 640))
+    assert [id(k) for k in kept] == [id(k) for k in (beneath, top)]

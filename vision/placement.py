@@ -23,6 +23,9 @@ A state machine, per frame:
     it), and its place counts as empty only where the change there is more than the rim of a
     card laid over it; of several cards it could be, the one whose outline it most nearly is.
     A card moved lies over what it now overlaps;
+  * a change the model is not sure of in nearly the very place of a known card, not changed
+    all over, is that card seen again (partly under another, or uncovered): no prompt, and
+    it hides none of the cards that were over it;
   * otherwise a new card: `Placement`, or `Unsure` when the classifier will not name it. A
     card laid on top of another leaves the other visible beneath (its place is not vacated),
     so it counts, even with the same label;
@@ -285,6 +288,17 @@ class PlacementDetector:
         mask = self._mask
         events: list[VisionEvent] = []
         readings = self._one_per_place()
+        # A change the model is not sure of in nearly the very place of a known card, not changed
+        # all over (a card landing changes nearly all of its place), is that card seen again
+        # (partly under another, or uncovered by one slid off it): no prompt, and it hides nothing.
+        again = {}
+        for n, (p, prediction) in enumerate(readings):
+            if prediction.reason == NOT_SURE and p.changed < SEEN_AGAIN_CHANGE:
+                ious = [quad_iou(p.quad, k.quad) for k in self._known]
+                best = int(np.argmax(ious)) if ious else -1
+                if best >= 0 and ious[best] >= SEEN_AGAIN_IOU and best not in again.values():
+                    again[n] = best
+        readings = [r for n, r in enumerate(readings) if n not in again]
         # A known card has left its place when the part of it that was visible (not under a later
         # card) and is not under a changed card now shows something else. A change read as "no
         # card" hides nothing: it is often the very place the card left.
@@ -312,7 +326,7 @@ class PlacementDetector:
         # uncovered by a card taken off it is seen again, not moved: see _revealed).
         exposed = [_shown(k, [above.quad for above in self._known[i + 1:]], frame.shape) >= MIN_VIEW
                    for i, k in enumerate(self._known)]
-        used, on_top = set(), []
+        used, on_top = set(again.values()), []
         for p, prediction in readings:
             look = _look(frame, p.quad)
             # A change read as "no card" is not a card that moved: often it is the place one left.
@@ -625,8 +639,12 @@ LOOK_SIZE = (24, 34)
 MIN_VIEW = 0.3
 # The band around a new card that its shadow and soft edge change: its quad grown this much.
 RIM = 1.25
-# A hidden known card whose outline overlaps one over it this much (IoU) may be a second outline of it.
-DOUBLE_IOU = 0.6
+# A hidden known card whose outline overlaps one over it this much (IoU) may be a second outline of
+# it (a twin laid a little off it, or under an outline located between the two, overlaps less).
+DOUBLE_IOU = 0.8
+# A reading the model is not sure of, overlapping a known card this much (IoU) and changed less
+# than this share of its place, is that known card seen again.
+SEEN_AGAIN_IOU, SEEN_AGAIN_CHANGE = 0.8, 0.9
 # A known card in view whose look correlates less than this with how it was first seen has gone.
 LOOK_KEPT = 0.5
 
