@@ -59,34 +59,35 @@ def build_model(num_classes: int):
         *block(64, 128, 2), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2), nn.Linear(128, num_classes))
 
 
-def _cached(path: Path, make, what: str):
-    """Samples saved at path, or made by make() and saved there (generation takes minutes)."""
-    from vision.dataset import Samples
+def cached(path: Path, make, kind):
+    """Samples (a dataclass of arrays, `kind`) saved at path, or made by make() and saved there
+    (generation takes minutes)."""
+    from dataclasses import asdict, fields
 
     if path.exists():
         with np.load(path) as z:
             log.info("using cached samples %s", path)
-            return Samples(z["x"], z["y"])
+            return kind(**{f.name: z[f.name] for f in fields(kind)})
     t = time.perf_counter()
     samples = make()
-    log.info("generated %d %s in %.0f s", len(samples.y), what, time.perf_counter() - t)
+    log.info("generated %s in %.0f s", path.name, time.perf_counter() - t)
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, x=samples.x, y=samples.y)
+    np.savez(path, **asdict(samples))
     return samples
 
 
 def cached_samples(deck: str, n: int, seed: int, split: str):
-    from vision.dataset import make_samples
+    from vision.dataset import Samples, make_samples
 
-    return _cached(DATA_DIR / f"{deck}-{split}-n{n}-s{seed}-v{RECIPE_VERSION}.npz",
-                   lambda: make_samples(deck, n, seed, split), f"{split} samples")
+    return cached(DATA_DIR / f"{deck}-{split}-n{n}-s{seed}-v{RECIPE_VERSION}.npz",
+                  lambda: make_samples(deck, n, seed, split), Samples)
 
 
 def cached_located_samples(deck: str, n: int, seed: int, split: str):
-    from vision.dataset import make_located_samples
+    from vision.dataset import Samples, make_located_samples
 
-    return _cached(DATA_DIR / f"{deck}-{split}-located-n{n}-s{seed}-v{RECIPE_VERSION}.{LOCATED_VERSION}.npz",
-                   lambda: make_located_samples(deck, n, seed, split), f"{split} located samples")
+    return cached(DATA_DIR / f"{deck}-{split}-located-n{n}-s{seed}-v{RECIPE_VERSION}.{LOCATED_VERSION}.npz",
+                  lambda: make_located_samples(deck, n, seed, split), Samples)
 
 
 def _augment(xb, rng):

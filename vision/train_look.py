@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vision.train import DATA_DIR, MODELS_DIR
+from vision.train import DATA_DIR, MODELS_DIR, cached
 
 log = logging.getLogger(__name__)
 
@@ -59,24 +59,15 @@ def build_look_model(dim: int = EMBEDDING_DIM):
         def forward(self, x):
             return nn.functional.normalize(self.project(self.backbone(x)), dim=1)
 
-    torch.manual_seed(0)
+    torch.manual_seed(0)  # the projection's initial weights (as the committed model was trained)
     return LookNet()
 
 
 def cached_look_samples(printings: int, seed: int, workers: int = 1):
     from vision.look_data import LookSamples, make_look_samples
 
-    path = DATA_DIR / f"look-p{printings}-s{seed}-v{LOOK_DATA_VERSION}.npz"
-    if path.exists():
-        log.info("using cached look samples %s", path)
-        with np.load(path) as z:
-            return LookSamples(z["x"], z["labels"], z["decks"])
-    t = time.perf_counter()
-    samples = make_look_samples(printings, seed, workers)
-    log.info("generated %d printings in %.0f s", printings, time.perf_counter() - t)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, x=samples.x, labels=samples.labels, decks=samples.decks)
-    return samples
+    return cached(DATA_DIR / f"look-p{printings}-s{seed}-v{LOOK_DATA_VERSION}.npz",
+                  lambda: make_look_samples(printings, seed, workers), LookSamples)
 
 
 def _batch(x, printings_idx, rng):
