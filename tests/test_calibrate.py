@@ -56,7 +56,7 @@ def test_committed_look_model_gives_unit_embeddings_that_tell_faces_apart(base):
     e = look.embed(sevens + [tight_crop("3")])
     assert e.shape == (3, look.dim)
     np.testing.assert_allclose(np.linalg.norm(e, axis=1), 1.0, atol=1e-4)
-    assert e[0] @ e[1] > e[0] @ e[2]  # two printings-worth of the same face are closer than a 7 and a 3
+    assert e[0] @ e[1] > e[0] @ e[2]  # the same face worn two ways is closer than a 7 to a 3
     assert look.embed([]).shape == (0, look.dim)
 
 

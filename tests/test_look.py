@@ -30,10 +30,13 @@ def test_recolour_changes_the_colours_not_the_card_outline():
     face[20:40, 10:30, :3] = 250
     face[..., 3] = 255
     face[0, 0, 3] = 0
+    changed = 0
     for _ in range(10):
         out = recolour({"7": face}, rng)["7"]
         assert out.shape == face.shape and out.dtype == np.uint8
         np.testing.assert_array_equal(out[..., 3], face[..., 3])
+        changed += np.abs(out[..., :3].astype(int) - face[..., :3]).mean() > 10
+    assert changed >= 5
 
 
 def test_committed_look_model_loads_and_embeds():

@@ -1,22 +1,23 @@
 """Few-shot adaptation to the user's own deck: calibration profiles and the calibrated classifier.
 
 The trained classifier has only ever seen rendered cards. After the user shows each card once (or
-a few times), a *profile* holds two descriptions of each of those crops — its embedding by the
+a few times), a *profile* holds two descriptions of each of those crops: its embedding by the
 look network (vision.look: one network for every deck, trained to compare card faces within a
 printing) and the features the deck's classifier reads before its last layer (vision.embedding:
-they describe a print like the training family's best) — each crop also turned half round since cards lie either way up, and of AUGMENTATIONS altered copies of each
-(light level and colour cast, a light gradient, a corner error of the locator, blur, sensor
-noise: what changes between the calibration capture and a later one), and two views of each that are NOT a whole card (its middle alone, as a far too small quad sees it;
-the card shifted half out of the crop, as a quad astride its edge sees it): samples of "none" made
-of this very deck. At run time a crop's embedding is compared with them; no training run, no
-PyTorch, only numpy.
+they describe a print like the training family's best). Each crop is also turned half round,
+since cards lie either way up, and AUGMENTATIONS altered copies of each are described (light
+level and colour cast, a light gradient, a corner error of the locator, blur, sensor noise: what
+changes between the calibration capture and a later one), and two views of each that are NOT a
+whole card (its middle alone, as a far too small quad sees it; the card shifted half out of the
+crop, as a quad astride its edge sees it): samples of "none" made of this very deck. At run time
+a crop's descriptions are compared with them; no training run, no PyTorch, only numpy.
 
 Scoring (numbers in CalibrationParams, tuned with `python -m vision.foreign_eval --tune` on
 foreign printings and printings of the training family in held-out fonts, scenes never used for
 the figures reported; models/calibration.md):
-* both descriptions are centred on the profile's mean card (the mean over labels of each label's
-  mean) and each scaled to unit length, so cosine similarity measures what tells this deck's cards apart
-  rather than what all cards share ("simple shot" normalisation);
+* both descriptions are centred on the profile's mean card (the mean over labels of each
+  label's mean) and each scaled to unit length, so cosine similarity measures what tells this
+  deck's cards apart rather than what all cards share ("simple shot" normalisation);
 * a sample's similarity to a crop is the cosine of their look embeddings and feature_weight x
   the cosine of their classifier features, over 1 + feature_weight; a label's similarity is its
   best sample's;
@@ -29,8 +30,8 @@ the figures reported; models/calibration.md):
   (min_confidence, min_margin), so a card close to two labels is "not sure", not a guess.
 
 Profiles are .npz files (no pickles) with a JSON header: format name and version, deck id, the
-SHA-256 of the classifier and of the look model the embeddings came from, embedding sizes, labels, per-label sample
-counts, the scoring parameters. A profile that is corrupt, of another version, another deck or
+SHA-256 of the classifier and of the look model the descriptions came from, their sizes, labels,
+per-label sample counts, the scoring parameters. A profile that is corrupt, of another version, another deck or
 another model is refused with a ProfileError saying so: embeddings of another network would
 silently mean nothing.
 """

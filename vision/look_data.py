@@ -22,7 +22,7 @@ import cv2
 import numpy as np
 
 from rules.cards import DECKS
-from vision.dataset import jitter_quad, to_input
+from vision.dataset import INPUT_H, INPUT_W, jitter_quad, to_input
 from vision.geometry import CANON_H, CANON_W
 from vision.render import CardStyle, render_card
 from vision.synth import make_scene
@@ -67,21 +67,24 @@ def make_printing(rng: np.random.Generator, deck: str, labels_per_printing: int 
     picked = rng.choice(len(all_labels), size=labels_per_printing, replace=False)
     style = CardStyle.sample(rng, "train")
     faces = recolour({all_labels[i]: render_card(deck, all_labels[i], rng, style) for i in picked}, rng)
-    crops = np.empty((labels_per_printing, VIEWS, *_crop_shape()), np.uint8)
+    crops = np.empty((labels_per_printing, VIEWS, INPUT_H, INPUT_W, 3), np.uint8)
     for li, i in enumerate(picked):
         for v in range(VIEWS):
             # A calibration-like capture (one card, near) or a play-like one (1-3 cards, any size).
             others = [] if v == 0 and rng.random() < 0.5 else \
                 [all_labels[j] for j in rng.choice(picked, size=int(rng.integers(0, 3)))]
             small = rng.random() < 0.5
+            # Nuisance cards of other labels (under or beside) are drawn with a face of this printing.
+            face = lambda lab: faces.get(lab, faces[all_labels[picked[0]]])  # noqa: E731
             while True:
                 try:
                     frame, cards = make_scene(rng, [all_labels[i]] + others, deck,
                                               size=(400, 300) if small else (640, 480), split="train",
-                                              faces=lambda lab: faces.get(lab, faces[all_labels[picked[0]]]),
-                                              card_size=(85, 180) if small else (120, 290))
+                                              faces=face, card_size=(85, 180) if small else (120, 290))
                     break
                 except ValueError:  # no room for them all apart: fewer cards
+                    if not others:
+                        raise
                     others = others[:-1]
             crops[li, v] = upright_crop(frame, jitter_quad(rng, cards[0].quad))
     return crops, picked
@@ -95,12 +98,6 @@ def upright_crop(frame: np.ndarray, face_quad: np.ndarray) -> np.ndarray:
     matrix = cv2.getPerspectiveTransform(np.float32(face_quad), dst)
     return to_input(cv2.warpPerspective(frame, matrix, (CANON_W, CANON_H), flags=cv2.INTER_LINEAR,
                                         borderMode=cv2.BORDER_REPLICATE))
-
-
-def _crop_shape():
-    from vision.dataset import INPUT_H, INPUT_W
-
-    return INPUT_H, INPUT_W, 3
 
 
 def _printing(seed: int, index: int):
