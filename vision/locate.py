@@ -18,6 +18,7 @@ rounded-corner card where the straight sides meet, as the warp expects.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import cv2
@@ -29,6 +30,8 @@ from vision.geometry import CARD_ASPECT, order_corners, quad_area, quad_iou
 WORK_LONG_SIDE = 640
 # At most this many proposals (best edge support first) are refined and judged per frame.
 MAX_PROPOSALS = 24
+# A rough outline needs at least this share on edges to be refined and judged.
+ROUGH_MIN_SUPPORT = 0.25
 # A change region fitting a card-shaped quad at least this well (IoU) is taken as that card.
 MASK_FIT = 0.88
 # With a change mask, quads holding less than this share of change are not tried.
@@ -86,47 +89,59 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
     proposals = [hull * 2 for _, hull in _region_contours(half, min_area / 4)]
     proposals += [hull for _, hull in _contours(cv2.morphologyEx(edges, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8)),
                                                 cv2.RETR_LIST, min_area)]
+    rough_quads = [quad for hull in proposals for quad in _quads_from_hull(hull)]
     mask = None
     fitted: list[Candidate] = []
     if extra_mask is not None:
         mask = extra_mask if scale == 1.0 else cv2.resize(extra_mask, (w, h), interpolation=cv2.INTER_NEAREST)
         for contour, hull in _contours(mask, cv2.RETR_EXTERNAL, min_area):
-            proposals.append(hull)
+            quads = _quads_from_hull(hull)
+            rough_quads += quads               # the change's outline is a proposal too
             # A change that is itself card-shaped is a card even where its border is faint
             # (a pale card on a pale cloth): the quad is judged by how well it fits the change.
-            region = np.zeros_like(mask)
-            cv2.drawContours(region, [contour], -1, 255, cv2.FILLED)
-            for quad in _quads_from_hull(hull):
-                if min_area <= quad_area(quad) <= max_area and _card_shaped(quad):
+            stack = np.stack(quads)
+            areas = _areas(stack)
+            fits = (areas >= min_area) & (areas <= max_area) & _card_shaped(stack)
+            if fits.any():
+                region = np.zeros_like(mask)
+                cv2.drawContours(region, [contour], -1, 255, cv2.FILLED)
+                for quad in stack[fits]:
                     fit = _mask_iou(region, quad)
                     if fit >= MASK_FIT:
                         fitted.append(Candidate(quad, fit))
 
-    rough_quads = [quad for hull in proposals for quad in _quads_from_hull(hull)
-                   if min_area <= quad_area(quad) <= max_area]
-    if rough_quads:
-        rough_quads = [q for q, ok in zip(rough_quads, _card_shaped(np.stack(rough_quads))) if ok]
-    if mask is not None and rough_quads:    # a quad holding none of the change is not what is asked about
-        rough_quads = [q for q, share in zip(rough_quads, _shares(mask, np.stack(rough_quads)))
-                       if share >= MIN_MASK_SHARE]
     found: list[Candidate] = []
     if rough_quads:
-        support = _edge_support(support_map, np.stack(rough_quads))
-        rough = [Candidate(q, float(s)) for q, s in zip(rough_quads, support)]
-        kept = _dedupe(rough, 0.97, 0.25)[:MAX_PROPOSALS]
-        if kept:
-            picked = np.stack([c.quad for c in kept])
-            short = np.sqrt(np.array([quad_area(q) for q in picked]) / CARD_ASPECT)
-            # The band reaches a little outwards: a card touching another is often first seen by its frame.
-            refined = _refine(edges, picked, outward=np.maximum(5, np.round(0.08 * short)).astype(np.int32))
-            refined = refined[_card_shaped(refined)]
-            support = _edge_support(support_map, refined)
-            refined, support = refined[support >= min_support], support[support >= min_support]
-            scores = support * _border_contrast(ycc, refined)
-            refined, scores = refined[scores >= min_score], scores[scores >= min_score]
-            if mask is not None and len(refined):    # rank by how much of the quad is the new thing
-                scores = scores * _shares(mask, refined)
-            found += [Candidate(quad, float(score)) for quad, score in zip(refined, scores)]
+        rough = np.stack(rough_quads)
+        areas = _areas(rough)
+        sized = (areas >= min_area) & (areas <= max_area)
+        rough, areas = rough[sized], areas[sized]
+        shaped = _card_shaped(rough)
+        rough, areas = rough[shaped], areas[shaped]
+        support = _edge_support(support_map, rough)
+        # Too little of the outline on edges: never a proposal (_dedupe below passes these over,
+        # and they hide no other quad), so no more work on them.
+        enough = support >= ROUGH_MIN_SUPPORT
+        rough, areas, support = rough[enough], areas[enough], support[enough]
+        if mask is not None and len(rough):    # a quad holding none of the change is not what is asked about
+            share = _shares(mask, rough) >= MIN_MASK_SHARE
+            rough, areas, support = rough[share], areas[share], support[share]
+        if len(rough):
+            kept = _dedupe([Candidate(q, s) for q, s in zip(rough, support.tolist())], 0.97, ROUGH_MIN_SUPPORT,
+                           areas.tolist())[:MAX_PROPOSALS]
+            if kept:
+                picked = np.stack([c.quad for c in kept])
+                short = np.sqrt(_areas(picked) / CARD_ASPECT)
+                # The band reaches a little outwards: a card touching another is often first seen by its frame.
+                refined = _refine(edges, picked, outward=np.maximum(5, np.round(0.08 * short)).astype(np.int32))
+                refined = refined[_card_shaped(refined)]
+                support = _edge_support(support_map, refined)
+                refined, support = refined[support >= min_support], support[support >= min_support]
+                scores = support * _border_contrast(ycc, refined)
+                refined, scores = refined[scores >= min_score], scores[scores >= min_score]
+                if mask is not None and len(refined):    # rank by how much of the quad is the new thing
+                    scores = scores * _shares(mask, refined)
+                found += [Candidate(quad, score) for quad, score in zip(refined, scores.tolist())]
     # A change fitted as a card only counts where no card was found by its edges: a card that
     # moved a little leaves a card-shaped change too (old and new place together).
     found += [f for f in fitted if all(quad_iou(f.quad, c.quad) < 0.3 for c in found)]
@@ -141,20 +156,38 @@ def _edge_map(ycc: np.ndarray) -> np.ndarray:
     """Canny edges of whichever channel (luminance or chroma) changes most at each pixel: a
     cream card on light wood differs more in colour than in brightness. Thresholds follow the
     frame's own gradient statistics, so dim and bright scenes work alike."""
-    gx = gy = mag = None
-    for channel, gain in zip(cv2.split(ycc), (1, 2, 2)):     # chroma differences are smaller: weigh them up
-        cx = cv2.Sobel(channel, cv2.CV_16S, 1, 0, scale=gain)
-        cy = cv2.Sobel(channel, cv2.CV_16S, 0, 1, scale=gain)
-        m = np.abs(cx) + np.abs(cy)
-        if mag is None:
-            gx, gy, mag = cx, cy, m
-        else:       # in OpenCV, in place: these full-size arrays are most of the cost
-            take = cv2.compare(m, mag, cv2.CMP_GT)
-            cv2.copyTo(cx, take, gx)
-            cv2.copyTo(cy, take, gy)
-            mag = cv2.max(m, mag)
-    high = max(float(np.percentile(mag[::4, ::4], 90)), 24.0)
+    # 3x3 Sobel derivatives (spatialGradient: both in one pass, the same values as cv2.Sobel).
+    # Chroma differences are smaller: they are weighed up (x2). All in OpenCV or in place:
+    # these full-size arrays are most of the cost.
+    luma, cr, cb = cv2.split(ycc)
+    gx, gy = cv2.spatialGradient(luma)
+    mag = np.abs(gx)
+    mag += np.abs(gy)
+    for channel in (cr, cb):
+        cx, cy = cv2.spatialGradient(channel)
+        m = np.abs(cx)
+        m += np.abs(cy)
+        m += m                                              # the weight 2, on |dx| + |dy|
+        take = cv2.compare(m, mag, cv2.CMP_GT)
+        cv2.add(cx, cx, dst=gx, mask=take)                  # that channel's derivatives, x2
+        cv2.add(cy, cy, dst=gy, mask=take)
+        cv2.max(m, mag, dst=mag)
+    high = max(_percentile90(mag[::4, ::4]), 24.0)
     return cv2.Canny(gx, gy, high / 2.0, high)
+
+
+def _percentile90(values: np.ndarray) -> float:
+    """np.percentile(values, 90) (linear interpolation, the same float) from one partial sort,
+    without np.percentile's overhead."""
+    flat = values.ravel()
+    n = flat.size
+    virtual = (n - 1) * 0.9
+    lo = math.floor(virtual)
+    hi = min(lo + 1, n - 1)
+    part = np.partition(flat, (lo, hi))
+    a, b = float(part[lo]), float(part[hi])
+    t = virtual - lo
+    return a + (b - a) * t if t < 0.5 else b - (b - a) * (1 - t)     # numpy's _lerp
 
 
 def _region_contours(ycc: np.ndarray, min_area: float) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -165,10 +198,14 @@ def _region_contours(ycc: np.ndarray, min_area: float) -> list[tuple[np.ndarray,
     regions far in colour from every background cluster learnt on the frame border."""
     block = _odd(min(ycc.shape[:2]) // 4)
     found = []
-    for channel, offset in ((0, 5.0), (1, 2.5), (2, 2.5)):
-        img = ycc[:, :, channel]
-        for mode, c in ((cv2.THRESH_BINARY, -offset), (cv2.THRESH_BINARY_INV, offset)):
-            binary = cv2.adaptiveThreshold(img, 255, cv2.ADAPTIVE_THRESH_MEAN_C, mode, block, c)
+    for img, offset in zip(cv2.split(ycc), (5.0, 2.5, 2.5)):
+        # cv2.adaptiveThreshold (MEAN_C) with C = -offset (THRESH_BINARY: lighter) and C = offset
+        # (THRESH_BINARY_INV: darker), the local mean shared by both: the same maps, one box filter.
+        mean = cv2.boxFilter(img, -1, (block, block), normalize=True,
+                             borderType=cv2.BORDER_REPLICATE | cv2.BORDER_ISOLATED)
+        diff = cv2.subtract(img, mean, dtype=cv2.CV_16S)
+        for binary in (cv2.compare(diff, -math.ceil(-offset), cv2.CMP_GT),
+                       cv2.compare(diff, -math.floor(offset), cv2.CMP_LE)):
             found += _contours(binary, cv2.RETR_LIST, min_area)
     found += _contours(_foreground_mask(ycc), cv2.RETR_EXTERNAL, min_area)
     return found
@@ -186,8 +223,8 @@ def _foreground_mask(ycc: np.ndarray) -> np.ndarray:
                              ycc[:, :b].reshape(-1, 3), ycc[:, -b:].reshape(-1, 3)])[::3].astype(np.float32)
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 10, 1.0)
     # Start from luminance terciles rather than random centres: the same frame, the same answer.
-    ranks = np.argsort(np.argsort(border[:, 0], kind="stable"), kind="stable")
-    labels = (ranks * 3 // len(border)).astype(np.int32).reshape(-1, 1)
+    labels = np.empty((len(border), 1), np.int32)
+    labels[np.argsort(border[:, 0], kind="stable"), 0] = np.arange(len(border)) * 3 // len(border)
     _, _, centres = cv2.kmeans(border, 3, labels, criteria, 1, cv2.KMEANS_USE_INITIAL_LABELS)
     # L1 colour distance to the nearest cluster, saturating (all in OpenCV: this is per pixel).
     dist8 = None
@@ -210,9 +247,7 @@ def _contours(binary: np.ndarray, mode: int, min_area: float) -> list[tuple[np.n
     # twice the box's long side of them, and most texture outlines are far shorter (cheapest test).
     shortest = max(4, int(2 * np.sqrt(min_area)))
     kept = []
-    for c in contours:
-        if len(c) < shortest:
-            continue
+    for c in [c for c in contours if len(c) >= shortest]:
         _, _, bw, bh = cv2.boundingRect(c)
         if bw * bh < min_area:              # cheapest test first: most contours are small texture
             continue
@@ -245,36 +280,49 @@ def _card_shaped(quads: np.ndarray):
     q = np.asarray(quads, np.float32)
     one = q.ndim == 2
     q = q.reshape(-1, 4, 2)
-    v_next = q[:, [1, 2, 3, 0]] - q            # side i runs from corner i to corner i+1
-    v_prev = q[:, [3, 0, 1, 2]] - q
-    cross = v_prev[..., 0] * v_next[..., 1] - v_prev[..., 1] * v_next[..., 0]
-    ok = np.all(cross > 0, axis=1) | np.all(cross < 0, axis=1)
-    sides = np.sqrt((v_next * v_next).sum(axis=2))
+    x, y = q[..., 0], q[..., 1]                # (coordinates apart: the same values, less numpy overhead)
+    nx, ny = x[:, [1, 2, 3, 0]] - x, y[:, [1, 2, 3, 0]] - y       # side i runs from corner i to corner i+1
+    px, py = x[:, [3, 0, 1, 2]] - x, y[:, [3, 0, 1, 2]] - y
+    cross = px * ny - py * nx
+    ok = (cross > 0).all(axis=1) | (cross < 0).all(axis=1)
+    sides = np.sqrt(nx * nx + ny * ny)
     ok &= sides.min(axis=1) >= 1.0
     a, b = sides[:, 0] + sides[:, 2], sides[:, 1] + sides[:, 3]
     with np.errstate(divide="ignore", invalid="ignore"):
         aspect = np.maximum(a, b) / np.minimum(a, b)
-        cos = (v_prev * v_next).sum(axis=2) / (sides[:, [3, 0, 1, 2]] * sides)
+        cos = (px * nx + py * ny) / (sides[:, [3, 0, 1, 2]] * sides)
     ok &= (aspect >= CARD_ASPECT / 1.25) & (aspect <= CARD_ASPECT * 1.25)
-    ok &= np.all(np.abs(cos) <= 0.35, axis=1)   # corner angles within about 70..110 degrees
+    ok &= (np.abs(cos) <= 0.35).all(axis=1)     # corner angles within about 70..110 degrees
     return bool(ok[0]) if one else ok
+
+
+def _areas(quads: np.ndarray) -> np.ndarray:
+    """quad_area of each quad (N, 4, 2), all at once: the shoelace sum as cv2.contourArea adds
+    it (in double, term by term from the last corner round), so the very same values."""
+    q = np.asarray(quads, np.float64)
+    x, y = q[..., 0], q[..., 1]
+    t = x[:, [3, 0, 1, 2]] * y - y[:, [3, 0, 1, 2]] * x
+    return np.abs(((t[:, 0] + t[:, 1]) + t[:, 2]) + t[:, 3]) * 0.5
 
 
 _STEPS = {n: np.linspace(0.12, 0.88, n, dtype=np.float32) for n in (24, 32)}
 
 
-def _side_samples(quads: np.ndarray, per_side: int = 24) -> np.ndarray:
-    """(N, 4, S, 2) points along each side of each quad, leaving out the rounded corner ends
-    (quads (N, 4, 2) in cyclic order)."""
+def _side_samples(quads: np.ndarray, per_side: int = 24) -> tuple[np.ndarray, np.ndarray]:
+    """x and y (each (N, 4, S)) of points along each side of each quad, leaving out the rounded
+    corner ends (quads (N, 4, 2) in cyclic order). (Coordinates apart: numpy broadcasts over a
+    last axis of 2 slowly; the values are the same either way.)"""
     d = quads[:, [1, 2, 3, 0]] - quads
-    return quads[:, :, None, :] + d[:, :, None, :] * _STEPS[per_side][None, None, :, None]
+    steps = _STEPS[per_side][None, None, :]
+    return (quads[:, :, 0, None] + d[:, :, 0, None] * steps,
+            quads[:, :, 1, None] + d[:, :, 1, None] * steps)
 
 
-def _sample(image: np.ndarray, pts: np.ndarray) -> np.ndarray:
-    """image at the nearest pixel of each point (clipped to the image)."""
+def _sample(image: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """image at the nearest pixel of each point (x, y), clipped to the image."""
     h, w = image.shape[:2]
-    xi = np.clip(np.rint(pts[..., 0]).astype(np.int32), 0, w - 1)
-    yi = np.clip(np.rint(pts[..., 1]).astype(np.int32), 0, h - 1)
+    xi = np.clip(np.rint(x).astype(np.int32), 0, w - 1)
+    yi = np.clip(np.rint(y).astype(np.int32), 0, h - 1)
     return image[yi, xi]
 
 
@@ -283,10 +331,11 @@ def _edge_support(support_map: np.ndarray, quads: np.ndarray) -> np.ndarray:
     h, w = support_map.shape
     if len(quads) == 0:
         return np.zeros(0, np.float32)
-    pts = _side_samples(np.asarray(quads, np.float32)).reshape(len(quads), -1, 2)
-    x, y = np.rint(pts[..., 0]), np.rint(pts[..., 1])
-    inside = (x >= 0) & (x < w) & (y >= 0) & (y < h)
-    return ((_sample(support_map, pts) > 0) & inside).mean(axis=1)
+    x, y = _side_samples(np.asarray(quads, np.float32))
+    xr, yr = np.rint(x), np.rint(y)
+    inside = (xr >= 0) & (xr < w) & (yr >= 0) & (yr < h)
+    on = support_map[np.clip(yr.astype(np.int32), 0, h - 1), np.clip(xr.astype(np.int32), 0, w - 1)] > 0
+    return (on & inside).reshape(len(quads), -1).mean(axis=1)
 
 
 def _mask_iou(region: np.ndarray, quad: np.ndarray) -> float:
@@ -299,17 +348,20 @@ def _mask_iou(region: np.ndarray, quad: np.ndarray) -> float:
 
 
 _GRID = np.linspace(1 / 32, 31 / 32, 16, dtype=np.float32)     # cell centres across a quad
+_U, _V = _GRID[None, :, None, None], _GRID[None, None, :, None]
+# Bilinear weights of the four corners at each grid point (computed as _shares used to inline them).
+_GRID_WEIGHTS = tuple(w[..., 0] for w in ((1 - _U) * (1 - _V), _U * (1 - _V), _U * _V, (1 - _U) * _V))
 
 
 def _shares(mask: np.ndarray, quads: np.ndarray) -> np.ndarray:
     """Share of each quad's (N, 4, 2, cyclic order) area where the mask is set, from a 16 x 16
     grid of points spread bilinearly over it: all quads at once, within ~2 % of counting pixels
     for a change made of blobs (as the change mask is)."""
-    u, v = _GRID[None, :, None, None], _GRID[None, None, :, None]
-    q = quads[:, None, None, :, :]
-    pts = ((1 - u) * (1 - v) * q[..., 0, :] + u * (1 - v) * q[..., 1, :]
-           + u * v * q[..., 2, :] + (1 - u) * v * q[..., 3, :])               # (N, 16, 16, 2)
-    return (_sample(mask, pts) > 0).mean(axis=(1, 2))
+    w0, w1, w2, w3 = _GRID_WEIGHTS
+    qx, qy = quads[:, None, None, :, 0], quads[:, None, None, :, 1]                    # (N, 1, 1, 4)
+    x = w0 * qx[..., 0] + w1 * qx[..., 1] + w2 * qx[..., 2] + w3 * qx[..., 3]          # (N, 16, 16)
+    y = w0 * qy[..., 0] + w1 * qy[..., 1] + w2 * qy[..., 2] + w3 * qy[..., 3]
+    return (_sample(mask, x, y) > 0).mean(axis=(1, 2))
 
 
 def _outward_normals(quads: np.ndarray):
@@ -332,44 +384,62 @@ def _border_contrast(ycc: np.ndarray, quads: np.ndarray, step: float = 3.0) -> n
     q = np.asarray(quads, np.float32)
     if len(q) == 0:
         return np.zeros(0, np.float32)
-    pts = _side_samples(q)
+    x, y = _side_samples(q)
     _, n = _outward_normals(q)
-    inner = _sample(ycc, pts - step * n[:, :, None, :]).astype(np.float32)     # (N, 4, S, 3)
-    outer = _sample(ycc, pts + step * n[:, :, None, :]).astype(np.float32)
-    diff = np.sqrt(((inner - outer) ** 2).sum(axis=3))
-    contrast = (diff > 12.0).mean(axis=(1, 2))
+    sx, sy = (step * n[..., 0])[..., None], (step * n[..., 1])[..., None]
+    inner = _sample(ycc, x - sx, y - sy).astype(np.float32)                          # (N, 4, S, 3)
+    outer = _sample(ycc, x + sx, y + sy).astype(np.float32)
+    # Colour distance > 12: the squared distance is a whole number (differences of uint8
+    # samples), so > 144 is the same test without the square root.
+    diff = inner - outer
+    contrast = ((diff * diff).sum(axis=3) > 144.0).mean(axis=(1, 2))
     # A card's margin keeps one colour along each side; squares of a checked cloth alternate.
     # Chroma is weighed up: light falls off along a side, a card's colour does not.
     sides = inner * np.array([0.5, 2.0, 2.0], np.float32)
-    spread = np.abs(sides - np.median(sides, axis=2, keepdims=True)).sum(axis=3)
+    spread = np.abs(sides - _median_even(sides, axis=2)).sum(axis=3)
     uniform = (spread < 30.0).mean(axis=(1, 2))
     return contrast * np.minimum(1.0, uniform / 0.75)
 
 
-def _dedupe(cands: list[Candidate], iou: float, min_support: float) -> list[Candidate]:
+def _median_even(a: np.ndarray, axis: int) -> np.ndarray:
+    """np.median(a, axis, keepdims=True) of float32 `a` with an even count along axis (no NaNs):
+    the mean of the two middle values after one partition, as numpy computes it, the same float32."""
+    n = a.shape[axis]
+    part = np.partition(a, (n // 2 - 1, n // 2), axis=axis)
+    lo = np.take(part, [n // 2 - 1], axis=axis)
+    hi = np.take(part, [n // 2], axis=axis)
+    return (lo + hi) / np.float32(2)
+
+
+def _dedupe(cands: list[Candidate], iou: float, min_support: float,
+            areas: list[float] | None = None) -> list[Candidate]:
     """Best-supported of each group of near-identical quads; of equally supported ones the
-    larger, which is the card's border rather than its printed frame."""
-    areas = [quad_area(c.quad) for c in cands]
+    larger, which is the card's border rather than its printed frame. (areas: the quads' areas
+    when known.)"""
+    if not cands:
+        return []
+    quads = np.stack([c.quad for c in cands]).astype(np.float32, copy=False)
+    if areas is None:
+        areas = _areas(quads).tolist()
     order = sorted(range(len(cands)), key=lambda i: (round(cands[i].score, 1), areas[i]), reverse=True)
-    kept: list[Candidate] = []
-    boxes = np.zeros((len(cands), 4), np.float32)     # of the kept quads: x0 y0 x1 y1
-    kept_areas = np.zeros(len(cands), np.float32)
+    # Cheap bounds first, for all pairs at once: IoU <= (bounding boxes' overlap) / (the larger
+    # area), and IoU <= (the smaller area) / (the larger area). (float32, as the areas kept.)
+    lo, hi = quads.min(axis=1), quads.max(axis=1)                                 # (N, 2) each
+    area32 = np.array(areas, np.float32)
+    larger = np.maximum(area32[:, None], area32[None, :])
+    overlap = (np.clip(np.minimum(hi[:, None, 0], hi[None, :, 0]) - np.maximum(lo[:, None, 0], lo[None, :, 0]), 0, None)
+               * np.clip(np.minimum(hi[:, None, 1], hi[None, :, 1]) - np.maximum(lo[:, None, 1], lo[None, :, 1]), 0, None))
+    iou32 = np.float32(iou)
+    close = ((overlap > iou32 * larger) & (np.minimum(area32[:, None], area32[None, :]) > iou32 * larger)).tolist()
+    kept: list[int] = []
     for i in order:
-        c, area = cands[i], areas[i]
+        c = cands[i]
         if c.score < min_support:
             continue
-        box = np.concatenate([c.quad.min(axis=0), c.quad.max(axis=0)])
-        n = len(kept)
-        # Cheap bounds first: IoU <= (bounding boxes' overlap) / (the larger area), and
-        # IoU <= (the smaller area) / (the larger area).
-        larger = np.maximum(kept_areas[:n], area)
-        overlap = (np.clip(np.minimum(boxes[:n, 2], box[2]) - np.maximum(boxes[:n, 0], box[0]), 0, None)
-                   * np.clip(np.minimum(boxes[:n, 3], box[3]) - np.maximum(boxes[:n, 1], box[1]), 0, None))
-        close = np.nonzero((overlap > iou * larger) & (np.minimum(kept_areas[:n], area) > iou * larger))[0]
-        if all(quad_iou(c.quad, kept[k].quad) <= iou for k in close):
-            boxes[n], kept_areas[n] = box, area
-            kept.append(c)
-    return kept
+        row = close[i]
+        if all(quad_iou(c.quad, cands[k].quad) <= iou for k in kept if row[k]):
+            kept.append(i)
+    return [cands[i] for i in kept]
 
 
 def _inside(inner: Candidate, outer: Candidate) -> bool:
@@ -425,9 +495,13 @@ def _refine(edges: np.ndarray, quads: np.ndarray, outward: np.ndarray, inward: i
         return q
     u, n = _outward_normals(q)
     offsets = np.arange(int(outward.max()), -inward - 1, -1, dtype=np.float32)         # (K,)
-    pts = _side_samples(q, 32)                                                         # (N, 4, S, 2)
-    probe = pts[:, :, :, None, :] + offsets[None, None, None, :, None] * n[:, :, None, None, :]
-    hit = _sample(edges, probe) > 0                                                    # (N, 4, S, K)
+    x, y = _side_samples(q, 32)                                                        # (N, 4, S)
+    # Probe points along the normal, x and y apart (each (N, 4, S, K)).
+    px = x[..., None] + (offsets[None, None, :] * n[:, :, 0, None])[:, :, None, :]
+    py = y[..., None] + (offsets[None, None, :] * n[:, :, 1, None])[:, :, None, :]
+    h, w = edges.shape[:2]
+    hit = edges[np.clip(np.rint(py).astype(np.int32), 0, h - 1),
+                np.clip(np.rint(px).astype(np.int32), 0, w - 1)] > 0                   # (N, 4, S, K)
     hit &= (offsets[None, :] <= outward[:, None])[:, None, None, :]
     near = hit.copy()
     near[..., 1:] |= hit[..., :-1]
@@ -438,14 +512,16 @@ def _refine(edges: np.ndarray, quads: np.ndarray, outward: np.ndarray, inward: i
     window = np.abs(np.arange(len(offsets))[None, None, :] - k[..., None]) <= 2
     hit &= window[:, :, None, :]
     found = hit.any(axis=3)                                                            # (N, 4, S)
-    first = hit.argmax(axis=3)
-    on_edge = np.take_along_axis(probe, first[..., None, None], axis=3)[:, :, :, 0, :]  # (N, 4, S, 2)
     # Too little evidence: the side stays as it is.
-    keep = (best < 0.3) | (found.sum(axis=2) < 8)
+    fit = ~((best < 0.3) | (found.sum(axis=2) < 8))                                   # (N, 4)
     centre, direction = q.copy(), u.copy()
-    for i, j in zip(*np.nonzero(~keep)):
-        vx, vy, x0, y0 = cv2.fitLine(on_edge[i, j][found[i, j]], cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
-        centre[i, j], direction[i, j] = (x0, y0), (vx, vy)
+    if fit.any():
+        first = hit[fit].argmax(axis=2)[..., None]                                     # (M, S, 1)
+        on_edge = np.stack([np.take_along_axis(px[fit], first, axis=2)[..., 0],
+                            np.take_along_axis(py[fit], first, axis=2)[..., 0]], axis=2)  # (M, S, 2)
+        lines = np.array([cv2.fitLine(p[f], cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+                          for p, f in zip(on_edge, found[fit])], np.float32)            # vx vy x0 y0
+        centre[fit], direction[fit] = lines[:, 2:], lines[:, :2]
     # Corner i is where side i-1 meets side i: p1 + s d1 = p2 + t d2.
     p1, d1 = centre[:, [3, 0, 1, 2]], direction[:, [3, 0, 1, 2]]
     p2, d2 = centre, direction
@@ -456,7 +532,7 @@ def _refine(edges: np.ndarray, quads: np.ndarray, outward: np.ndarray, inward: i
     out = p1 + s1[..., None] * d1
     # Parallel neighbours, or a refinement that moves a corner far (it latched onto something
     # else): keep the rough quad.
-    area = np.abs(np.array([cv2.contourArea(x) for x in q], np.float32))
+    area = _areas(q).astype(np.float32)
     moved = np.sqrt(((out - q) ** 2).sum(axis=2)).max(axis=1)
     bad = np.any(np.abs(det) < 1e-6, axis=1) | ~(moved <= 0.1 * np.sqrt(area))
     out[bad] = q[bad]
