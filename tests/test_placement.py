@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.vision_fixtures import Clip, ColourClassifier, card_quad
+from tests.vision_fixtures import Clip, ColourClassifier, card_quad, plain_face, surface
 from vision.classifier import NOT_SURE, Prediction
 from vision.placement import Placement, PlacementDetector, Unsure
 
@@ -310,3 +310,42 @@ def test_a_twin_hidden_under_its_twin_a_little_off_is_not_taken_for_a_second_out
     assert 0.6 <= quad_iou(top.quad, beneath.quad) < 0.8 and _shown(beneath, [top.quad], (480, 640)) < 0.3
     kept = PlacementDetector._without_doubles([beneath, top], (480, 640))
     assert [id(k) for k in kept] == [id(k) for k in (beneath, top)]
+
+
+@pytest.mark.parametrize("seed", [30, 31])
+def test_dark_cards_on_a_dark_cloth_and_on_a_dark_card_slid_off(seed):
+    """A dark card on a dark patterned cloth differs from it in few pixels beyond the change
+    threshold, yet the cloth's pattern has gone from its place: it counts. Laid on another card
+    it is found though its border is faint; slid off, the card beneath is seen again, not dealt."""
+    rng = np.random.default_rng(seed)
+    clip = Clip(rng, "dark")
+    clip.table = surface(rng, "dotted")
+    clip.faces = {"minus4": plain_face("-4", (70, 30, 60), (40, 40, 200), (120, 70, 130)),
+                  "minus8": plain_face("-8", (70, 30, 60), (200, 160, 40), (120, 70, 130)),
+                  "red": clip.faces["red"]}
+    clip.still(5)
+    clip.place("red", card_quad((250, 260), 10, 170))
+    clip.place("minus4", card_quad((470, 170), -20, 170), side="right")     # apart from the others
+    clip.place("minus8", card_quad((265, 250), 14, 170), side="left")       # on the red card
+    clip.slide_away(2, "left")
+    clip.place("minus8", card_quad((470, 360), 70, 160))                    # its twin, apart
+    assert_events_match(run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames), clip.events)
+
+
+@pytest.mark.parametrize("kind", ["wood", "cloth", "dark"])
+def test_cards_that_look_alike_laid_on_each_other_each_count(kind):
+    """Cards of one family (same paper, same print; the model tells them apart) laid on each
+    other change too little of their place to be seen as new by the change alone; each reads as
+    none of the cards it lies on, so each counts."""
+    clip = Clip(np.random.default_rng(40), kind)
+    ink, frame = (60, 30, 190), (60, 90, 160)
+    clip.faces = {"plus8": plain_face("+8", (40, 120, 220), ink, frame),
+                  "plus2": plain_face("+2", (40, 120, 236), ink, frame),
+                  "plus6": plain_face("+6", (54, 120, 222), ink, frame),
+                  "blue": clip.faces["blue"]}
+    clip.still(5)
+    clip.place("plus8", card_quad((320, 240), 10, 180))
+    clip.place("plus2", card_quad((330, 232), 14, 180), side="right")      # nearly in its place
+    clip.place("plus6", card_quad((322, 238), 8, 180), side="left")
+    clip.place("blue", card_quad((500, 240), 80, 170), side="right")
+    assert_events_match(run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames), clip.events)

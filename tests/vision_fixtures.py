@@ -26,6 +26,12 @@ def surface(rng: np.random.Generator, kind: str, size=(640, 480)) -> np.ndarray:
         base = np.array((70, 120, 40), np.float32)
         noise = rng.normal(0, 14, (h // 2, w // 2, 1)).astype(np.float32)
         img = base[None, None, :] + cv2.resize(noise, (w, h))[..., None]
+    elif kind == "dotted":                  # a dark cloth with a pattern of faint dots
+        img = np.empty((h, w, 3), np.float32)
+        img[:] = (75, 32, 58)
+        for y in range(10, h, 30):
+            for x in range(10 + (y // 30 % 2) * 15, w, 30):
+                cv2.circle(img, (x, y), 6, (70, 70, 70), -1)
     elif kind == "checker":
         yy, xx = np.mgrid[0:h, 0:w]
         check = ((xx // 23 + yy // 23) % 2).astype(np.float32)
@@ -36,6 +42,17 @@ def surface(rng: np.random.Generator, kind: str, size=(640, 480)) -> np.ndarray:
     gx = np.linspace(0.75, 1.15, w, dtype=np.float32)[None, :, None]
     img = img * gx + rng.normal(0, 3, img.shape).astype(np.float32)
     return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def plain_face(text: str, paper, ink, frame) -> np.ndarray:
+    """A card with square corners printed all over in one paper colour (a dark malus card, or
+    one of a family of cards that differ little: +2 and +8 on the same orange)."""
+    w, h = CARD_PX
+    face = np.zeros((h, w, 4), np.uint8)
+    face[:, :] = (*paper, 255)
+    cv2.rectangle(face, (7, 7), (w - 8, h - 8), (*frame, 255), 2)
+    cv2.putText(face, text, (14, 110), cv2.FONT_HERSHEY_DUPLEX, 2.2, (*ink, 255), 5)
+    return face
 
 
 def card_face(rng: np.random.Generator, text: str = "7", colour=(40, 60, 200)) -> np.ndarray:

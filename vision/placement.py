@@ -15,14 +15,19 @@ A state machine, per frame:
   margin around it, and in a wide one when that does not account for the change. If part of the
   change is neither a card found now nor the place of a known card, something else (a hand)
   is still there: wait for it to go (for at most max_hand_wait frames). Each changed card is
-  classified, upright and turned half round, averaged (over confirm_frames still frames).
+  classified, upright and turned half round, averaged (over confirm_frames still frames). A
+  card-shaped place that changed less than a new card changes its place is still a changed
+  card when it lies apart from the known cards and no longer shows what was there (a dark card
+  on a dark cloth), or when it reads beyond doubt as none of the known cards under it (+2 on
+  +8: same colours, same layout).
 - then each changed card is judged against the cards known to lie on the table:
   * a known card that moved (nudged) or is seen again in its place (the card on it left):
     its place is empty now or hidden by it, nearby, and it looks the same (label or picture):
     no event. Only a card that was in view can have been pushed (not one under the cards over
     it), and its place counts as empty only where the change there is more than the rim of a
-    card laid over it; of several cards it could be, the one whose outline it most nearly is.
-    A card moved lies over what it now overlaps;
+    card laid over it (or where the sliver bared up to it no longer shows the card); of several cards it could be, the one whose outline it most nearly is.
+    A card moved lies over what it now overlaps. A known card seen in its place where a card of
+    another label lay over it shows that card has gone;
   * a change the model is not sure of in nearly the very place of a known card, not changed
     all over, is that card seen again (partly under another, or uncovered): no prompt, and
     it hides none of the cards that were over it;
@@ -208,11 +213,16 @@ class PlacementDetector:
         for quad, score in cands:
             changed = self._mask_share(mask, quad, frame.shape)
             match = self._best_known(quad)
-            if changed < self.new_fraction:
-                if match is not None and score >= match.score:
-                    match.quad, match.score = quad, score    # a known card, at most slightly moved
-                continue
-            self._pending.append(_Pending(quad, score, changed, self._probabilities(frame, [quad])[0]))
+            probs = None
+            if changed < self.new_fraction and not self._landed_in_the_open(quad, changed, mid, frame.shape):
+                probs = self._relabelled(frame, quad, changed)
+                if probs is None:
+                    if match is not None and score >= match.score:
+                        match.quad, match.score = quad, score    # a known card, at most slightly moved
+                    continue
+            if probs is None:
+                probs = self._probabilities(frame, [quad])[0]
+            self._pending.append(_Pending(quad, score, changed, probs))
         self._confirmed = 1
         self.state = CONFIRMING
         if self.confirm_frames <= 1:
@@ -311,13 +321,19 @@ class PlacementDetector:
         # The part of its place in view is judged without the rim around the new cards (a card
         # laid on another shades a band of it and blurs its own edge into it), unless too
         # little is left then (a card nudged leaves only a sliver of its place bare).
+        # But a sliver that changed right up to the new card and no longer shows the card's
+        # picture (a nudge moves a card less than that rim) was left too.
         rims = [_grown(q, RIM) for q in new_quads]
-        vacated = []
+        vacated, shares = [], []
         for i, k in enumerate(self._known):
             above = [a.quad for a in self._known[i + 1:]]
             share = self._mask_share(mask, k.quad, frame.shape, minus=rims + above)
-            if share < 0:
-                share = self._mask_share(mask, k.quad, frame.shape, minus=new_quads + above)
+            if share < self.vacated_fraction:
+                bare = self._mask_share(mask, k.quad, frame.shape, minus=new_quads + above)
+                if share < 0 or (bare >= self.vacated_fraction
+                                 and _look_kept(frame, k, new_quads + above, SLIVER_VIEW) is False):
+                    share = bare
+            shares.append(share)
             vacated.append(share >= self.vacated_fraction)
         # A place changed under a card the model is not sure of proves nothing about the cards
         # there (only a card read again elsewhere, by label or look, shows one of them moved).
@@ -326,7 +342,7 @@ class PlacementDetector:
         # uncovered by a card taken off it is seen again, not moved: see _revealed).
         exposed = [_shown(k, [above.quad for above in self._known[i + 1:]], frame.shape) >= MIN_VIEW
                    for i, k in enumerate(self._known)]
-        used, on_top = set(again.values()), []
+        used, on_top, seen = set(again.values()), [], []
         for p, prediction in readings:
             look = _look(frame, p.quad)
             # A change read as "no card" is not a card that moved: often it is the place one left.
@@ -345,6 +361,7 @@ class PlacementDetector:
                       prediction.confidence, prediction.reason or "", moved if revealed is None else revealed)
             if revealed is not None:
                 used.add(revealed)
+                seen.append((revealed, p.quad))
                 k = self._known[revealed]
                 # Dragged (its old outline no longer shows it): its outline is where it lies now;
                 # otherwise keep its outline as first seen.
@@ -353,6 +370,8 @@ class PlacementDetector:
                 continue
             if moved is not None:
                 used.add(moved)
+                if not vacated[moved]:       # in its place (one moved lies over what it reaches)
+                    seen.append((moved, p.quad))
                 k = self._known[moved]
                 if vacated[moved] or p.score >= k.score:   # in place, only a better view replaces it
                     k.quad, k.look, k.score = p.quad, look, p.score
@@ -383,6 +402,13 @@ class PlacementDetector:
         covered = [exposed[i] and _shown(k, fresh + [a.quad for a in self._known[i + 1:len(left)]], frame.shape)
                    < MIN_VIEW for i, k in enumerate(self._known[:len(left)])]
         gone = [i < len(left) and left[i] and not covered[i] and i not in used for i in range(len(self._known))]
+        # A known card read where a card of another label lay over it shows that that card has
+        # gone (a dark card slid off a dark card changes too little of its place to tell).
+        for i, quad in seen:
+            for j in range(i + 1, len(left)):
+                k = self._known[j]
+                if j not in used and k.label != self._known[i].label and _overlap(quad, k.quad) >= UNCOVERED_OVERLAP:
+                    gone[j] = True
         for i in range(min(len(vacated), len(self._known)) - 1, -1, -1):     # from the top down
             k = self._known[i]
             if i in used or gone[i] or under_unsure[i]:
@@ -391,8 +417,8 @@ class PlacementDetector:
             if not _looks_like_itself(frame, k, over + [p.quad for p, _ in readings]):
                 gone[i] = True
         log.debug("frame %d: known %s gone %s", frame_index,
-                  [(k.label, k.quad.mean(axis=0).round().tolist(), f"{'covered ' if c else ''}{'vacated' if v else ''}")
-                   for k, c, v in zip(self._known, covered, vacated)], gone)
+                  [(k.label, k.quad.mean(axis=0).round().tolist(), f"{'covered ' if c else ''}{'vacated' if v else ''}",
+                    round(s, 2)) for k, c, v, s in zip(self._known, covered, vacated, shares)], gone)
         self._known = self._without_doubles([k for i, k in enumerate(self._known) if not gone[i] and i not in on_top]
                                             + [self._known[i] for i in on_top], frame.shape)
         self._accept(tiny, mid)
@@ -483,7 +509,8 @@ class PlacementDetector:
         search may have to reach most of a card's length around it; but the work grows with the
         area searched and the cards lying in it. So a narrow margin is tried first, and (widen)
         the wide one when the narrow search does not account for the change: no changed card
-        is found clearly (only parts of one may be), a card runs into the edge of the searched
+        is found clearly (only parts of one may be) or none at all where half a card's worth
+        changed, a card runs into the edge of the searched
         region where its part outside the cards found changed, or change is left that neither a
         card found nor the place of a known card covers."""
         h, w = frame.shape[:2]
@@ -499,7 +526,10 @@ class PlacementDetector:
         cut = [q for (q, _), edge in zip(found, at_edge)
                if edge and self._mask_share(mask, q, frame.shape, minus=quads) >= CUT_CHANGE]
         changed = [s for q, s in inside if self._mask_share(mask, q, frame.shape) >= self.new_fraction]
-        if (cut or (changed and max(changed) < NARROW_MIN_SCORE)
+        # No changed card at all where half a card's worth changed: the narrow region may cut too
+        # close round a card whose border is faint (a dark card on dark cards).
+        lost = not changed and cv2.countNonZero(mask) >= 0.5 * self._card_px(mask, frame.shape)
+        if (cut or lost or (changed and max(changed) < NARROW_MIN_SCORE)
                 or self._unexplained(mask, quads + [k.quad for k in self._known], frame.shape)
                 > 0.1 * self._card_px(mask, frame.shape)):
             found, _ = self._locate_around(frame, mask, WIDE_MARGIN * length)
@@ -563,6 +593,35 @@ class PlacementDetector:
         if full == 0 or left < 0.03 * full:
             return -1.0
         return cv2.countNonZero(cv2.bitwise_and(region, mask)) / left
+
+    def _relabelled(self, frame, quad, changed) -> np.ndarray | None:
+        """A card laid on a known card that looks much like it (+2 on +8: the same colours, the
+        same layout) changes less of its place than a new card does; but it reads, beyond
+        doubt, as none of the known cards it lies on. Its probabilities then, else None."""
+        over = [k for k in self._known if _overlap(quad, k.quad) >= RELABEL_OVERLAP]
+        if changed < RELABEL_MIN_CHANGE or not over or any(k.label is None for k in over):
+            return None
+        probs = self._probabilities(frame, [quad])[0]
+        prediction = self.classifier.decide(probs)
+        if (prediction.label is None or prediction.confidence < EARLY_MIN_CONFIDENCE
+                or any(k.label == prediction.label for k in over)):
+            return None
+        return probs
+
+    def _landed_in_the_open(self, quad, changed, mid, shape) -> bool:
+        """A card laid apart from the known cards that differs little from the table in colour
+        (a dark card on a dark cloth) changes less of its place than the change threshold sees,
+        yet what its place shows is no longer what it showed (the cloth's pattern is gone)."""
+        if changed < OPEN_MIN_CHANGE or any(_overlap(quad, k.quad) >= OPEN_MAX_OVERLAP for k in self._known):
+            return False
+        h, w = shape[:2]
+        mh, mw = mid.shape[:2]
+        small = quad * np.array([mw / w, mh / h], np.float32)
+        then, now = (cv2.cvtColor(warp_card(img, small, size=PATCH_SIZE), cv2.COLOR_BGR2GRAY).astype(np.float32)
+                     for img in (self._ref_mid, mid))
+        then, now = then - then.mean(), now - now.mean()
+        scale = float(np.linalg.norm(then) * np.linalg.norm(now))
+        return scale == 0 or float((then * now).sum()) / scale < OPEN_KEPT
 
     def _under_a_card_that_left(self, quad, vacated) -> bool:
         area = quad_area(quad)
@@ -645,8 +704,22 @@ DOUBLE_IOU = 0.8
 # A reading the model is not sure of, overlapping a known card this much (IoU) and changed less
 # than this share of its place, is that known card seen again.
 SEEN_AGAIN_IOU, SEEN_AGAIN_CHANGE = 0.8, 0.9
+# A card-shaped change apart from the known cards (overlapping each less than OPEN_MAX_OVERLAP),
+# with at least OPEN_MIN_CHANGE of its place changed, whose place correlates less than OPEN_KEPT
+# with what the reference picture showed there (a PATCH_SIZE grey patch), is a new card however
+# little its colour differs from the table's.
+OPEN_MIN_CHANGE, OPEN_MAX_OVERLAP, OPEN_KEPT, PATCH_SIZE = 0.15, 0.2, 0.5, (12, 17)
+# A card-shaped change with at least RELABEL_MIN_CHANGE of its place changed, over known cards
+# (each overlapping it at least RELABEL_OVERLAP) of none of which it has the label, is a new card.
+RELABEL_MIN_CHANGE, RELABEL_OVERLAP = 0.15, 0.2
+# A known card read again (by label) over this share of a card of another label that lay over
+# it: that card has gone.
+UNCOVERED_OVERLAP = 0.5
 # A known card in view whose look correlates less than this with how it was first seen has gone.
 LOOK_KEPT = 0.5
+# Share of a known card's place that must be in view for its look to tell whether a sliver of
+# it bared by a card over it (a nudge) is still the card.
+SLIVER_VIEW = 0.15
 
 
 def _grown(quad, factor) -> np.ndarray:
@@ -657,11 +730,17 @@ def _grown(quad, factor) -> np.ndarray:
 
 def _looks_like_itself(frame, known: _Known, over) -> bool:
     """The part of a known card not under the `over` quads still shows what it showed when it
-    was seen (normalised correlation of the grey look over that part); too little in view to
-    tell counts as yes."""
+    was seen; too little in view to tell counts as yes."""
+    return _look_kept(frame, known, over, MIN_VIEW) is not False
+
+
+def _look_kept(frame, known: _Known, over, min_view: float) -> bool | None:
+    """Whether the part of a known card not under the `over` quads still shows what it showed
+    when it was seen (normalised correlation of the grey look over that part); None when less
+    than `min_view` of it is in view."""
     visible = _visible(known, over, frame.shape)
-    if visible.mean() < MIN_VIEW:
-        return True
+    if visible.mean() < min_view:
+        return None
     now, then = _look(frame, known.quad)[visible], known.look[visible]
     a, b = now - now.mean(), then - then.mean()
     scale = float(np.linalg.norm(a) * np.linalg.norm(b))
