@@ -191,3 +191,31 @@ def test_dedupe_matches_plain(iou):
                                 + rng.normal(0, rng.choice([0.2, 2.0, 8.0]), (30, 4, 2)).astype(np.float32)])
         cands = [L.Candidate(q, float(s)) for q, s in zip(quads, rng.random(len(quads)))]
         assert [id(c) for c in L._dedupe(cands, iou, 0.25)] == [id(c) for c in _dedupe_plain(cands, iou, 0.25)]
+
+
+def _order_corners_plain(pts) -> np.ndarray:
+    """geometry.order_corners as first written."""
+    p = np.asarray(pts, dtype=np.float32).reshape(4, 2)
+    centre = p.mean(axis=0)
+    p = p[np.argsort(np.arctan2(p[:, 1] - centre[1], p[:, 0] - centre[0]))]
+    d = p - p[[1, 2, 3, 0]]
+    sides = np.sqrt((d * d).sum(axis=1))
+    start = 1 if sides[0] + sides[2] > sides[1] + sides[3] else 0
+    if p[start + 2].sum() < p[start].sum():
+        start += 2
+    return np.ascontiguousarray(p[[(start + i) % 4 for i in range(4)]], dtype=np.float32)
+
+
+def test_order_corners_matches_plain():
+    from vision.geometry import order_corners
+
+    rng = np.random.default_rng(7)
+    quads = list(_quads(rng, 3000)) + list(rng.random((1000, 4, 2)) * 640)
+    quads += [np.round(q) for q in _quads(rng, 1000)]
+    squares = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], np.float32)     # ties between the side sums
+    quads += [squares * s + c for s, c in zip(rng.uniform(1, 200, 500), rng.uniform(0, 640, (500, 2)))]
+    for q in quads:
+        q = np.asarray(q, np.float32)[rng.permutation(4)]
+        got = order_corners(q)
+        assert got.dtype == np.float32 and got.flags.c_contiguous
+        assert np.array_equal(got, _order_corners_plain(q))
