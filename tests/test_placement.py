@@ -349,3 +349,30 @@ def test_cards_that_look_alike_laid_on_each_other_each_count(kind):
     clip.place("plus6", card_quad((322, 238), 8, 180), side="left")
     clip.place("blue", card_quad((500, 240), 80, 170), side="right")
     assert_events_match(run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames), clip.events)
+
+
+def test_a_card_nudged_on_another_is_located_where_it_lies_not_over_both_places():
+    """Frame 757 of the held-out flip7 deal video 9403: the +8 lying on a 5 has been nudged.
+    The change is two slivers (where it was, where it is), so every outline near it holds
+    little of the change; the one that is the card must win on its fit, not an outline that
+    spans both places (which holds a little more change and is larger)."""
+    from rules.cards import DECKS
+    from vision.classifier import CardClassifier
+    from vision.geometry import quad_iou
+    from vision.synth import make_deal_video
+
+    labels = DECKS["flip7"].labels
+    rng = np.random.default_rng(9403)
+    picked = [labels[i] for i in rng.integers(len(labels), size=200)]
+    for i in range(1, len(picked), 17):
+        picked[i] = picked[i - 1]
+    video = make_deal_video(rng, picked, "flip7", split="heldout", p_repeat=0.0)
+    detector = PlacementDetector(CardClassifier.load("flip7"))
+    detector.feed(video.frames[737], 737)                  # before the nudge: the reference
+    frame = video.frames[757]                              # the hand has gone
+    nudged = [video.frames._cards[k] for k in video.frames._plans[757].static]
+    truth = [card.quad for card in nudged if card.label == "+8"][-1]
+    found = detector._locate_changed(frame, detector._change_mask(detector._mid(frame)))
+    near = [quad for quad, _ in found if quad_iou(quad, truth) > 0.3]
+    assert near and all(quad_iou(quad, truth) >= 0.9 for quad in near), \
+        [(round(quad_iou(q, truth), 2), round(s, 2)) for q, s in found]
