@@ -25,7 +25,8 @@ A state machine, per frame:
     its place is empty now or hidden by it, nearby, and it looks the same (label or picture):
     no event. Only a card that was in view can have been pushed (not one under the cards over
     it), and its place counts as empty only where the change there is more than the rim of a
-    card laid over it (or where the sliver bared up to it no longer shows the card); of several cards it could be, the one whose outline it most nearly is.
+    card laid over it or taken off it (or where the sliver bared up to a card that moved no
+    longer shows the card); of several cards it could be, the one whose outline it most nearly is.
     A card moved lies over what it now overlaps. A known card seen in its place where a card of
     another label lay over it shows that card has gone;
   * a change the model is not sure of in nearly the very place of a known card, not changed
@@ -37,7 +38,9 @@ A state machine, per frame:
   * a known card whose visible part now shows something else and that was not found
     elsewhere was slid away: no event. One that a new card hides (too little left in view to
     tell) stays known beneath it; one hidden in nearly the very place of a card over it that
-    reads the same is a second outline of that card and is dropped.
+    reads the same is a second outline of that card and is dropped. A change of less than
+    half a card in which no card is found (a card pushed a little that the locator could not
+    outline) forgets nothing.
 Where overlapping quads compete (a card and half its picture), the best reading wins.
 Nothing here knows any game: labels are opaque strings.
 """
@@ -140,6 +143,7 @@ class PlacementDetector:
         self._mask = None
         self._recent: list[np.ndarray] = []     # the last tiny frames while disturbed
         self._early_tried = 0                   # settled pixels at the last early look
+        self._mid_of = None                     # (frame, its shrunk colour copy): made once a frame
 
     # ------------------------------------------------------------------ per frame
     def feed(self, frame_bgr: np.ndarray, frame_index: int) -> list[VisionEvent]:
@@ -148,6 +152,7 @@ class PlacementDetector:
         beside it may be read), "settled" (still again, and nothing left changed), "locate" (the
         settled frame: locate where it changed, classify), "confirm" (classify again) or "start"
         (the first frame)."""
+        self._mid_of = None                  # a camera may hand the same array back, refilled
         tiny = self._tiny(frame_bgr)
         if self._ref_tiny is None:
             self.step = "start"
@@ -326,7 +331,9 @@ class PlacementDetector:
         rims = [_grown(q, RIM) for q in new_quads]
         vacated, shares = [], []
         for i, k in enumerate(self._known):
-            above = [a.quad for a in self._known[i + 1:]]
+            # (The cards over it with their rims too: one taken off it changes a band round
+            # its outline, on the sliver of this one that showed.)
+            above = [_grown(a.quad, RIM) for a in self._known[i + 1:]]
             share = self._mask_share(mask, k.quad, frame.shape, minus=rims + above)
             if share < self.vacated_fraction:
                 bare = self._mask_share(mask, k.quad, frame.shape, minus=new_quads + above)
@@ -416,6 +423,11 @@ class PlacementDetector:
             over = [q.quad for j, q in enumerate(self._known[i + 1:], i + 1) if not gone[j]]
             if not _looks_like_itself(frame, k, over + [p.quad for p, _ in readings]):
                 gone[i] = True
+        # Less than half a card's worth of change with no card found in it is a card pushed a
+        # little that the locator could not outline (or a crumb, a shadow): it proves nothing,
+        # and forgetting the cards there would count the card again when it is next seen.
+        if not readings and cv2.countNonZero(mask) < 0.5 * self._card_px(mask, frame.shape):
+            gone = [False] * len(gone)
         log.debug("frame %d: known %s gone %s", frame_index,
                   [(k.label, k.quad.mean(axis=0).round().tolist(), f"{'covered ' if c else ''}{'vacated' if v else ''}",
                     round(s, 2)) for k, c, v, s in zip(self._known, covered, vacated, shares)], gone)
@@ -468,15 +480,14 @@ class PlacementDetector:
         self.state, self._pending, self._mask = IDLE, [], None
 
     def _tiny(self, frame) -> np.ndarray:
-        h, w = frame.shape[:2]
-        s = self.tiny_long_side / max(h, w)
-        small = cv2.resize(frame, (max(1, round(w * s)), max(1, round(h * s))), interpolation=cv2.INTER_AREA)
-        return cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+        if self.tiny_long_side == self.mid_long_side:    # the same shrink, once a frame
+            return cv2.cvtColor(self._mid(frame), cv2.COLOR_BGR2GRAY)
+        return cv2.cvtColor(_shrunk(frame, self.tiny_long_side), cv2.COLOR_BGR2GRAY)
 
     def _mid(self, frame) -> np.ndarray:
-        h, w = frame.shape[:2]
-        s = self.mid_long_side / max(h, w)
-        return cv2.resize(frame, (max(1, round(w * s)), max(1, round(h * s))), interpolation=cv2.INTER_AREA)
+        if self._mid_of is None or self._mid_of[0] is not frame:
+            self._mid_of = (frame, _shrunk(frame, self.mid_long_side))
+        return self._mid_of[1]
 
     def _changed(self, a, b) -> int:
         return int(np.count_nonzero(cv2.absdiff(a, b) > self.pixel_threshold))
@@ -546,7 +557,9 @@ class PlacementDetector:
         y0 = int(max(0, ys.min() * sy - margin)); y1 = int(min(h, (ys.max() + 1) * sy + margin))
         roi = frame[y0:y1, x0:x1]
         area = float(roi.shape[0] * roi.shape[1])
-        roi_mask = cv2.resize(mask, (w, h), interpolation=cv2.INTER_NEAREST)[y0:y1, x0:x1]
+        # The mask's pixels under the region at full size (what a nearest-neighbour resize of
+        # the whole mask would give there, without making the rest).
+        roi_mask = np.ascontiguousarray(mask[np.ix_((np.arange(y0, y1) * mh) // h, (np.arange(x0, x1) * mw) // w)])
         found = locate_candidates(roi, min_area_frac=min(0.9, self.min_card_frac * h * w / area),
                                   max_area_frac=min(1.0, self.max_card_frac * h * w / area),
                                   extra_mask=roi_mask)
@@ -685,6 +698,12 @@ class PlacementDetector:
             if iou >= 0.3 and changed < 0.5:
                 return i
         return None
+
+
+def _shrunk(frame, long_side: int) -> np.ndarray:
+    h, w = frame.shape[:2]
+    s = long_side / max(h, w)
+    return cv2.resize(frame, (max(1, round(w * s)), max(1, round(h * s))), interpolation=cv2.INTER_AREA)
 
 
 def _overlap(a, b) -> float:
