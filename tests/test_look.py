@@ -9,7 +9,7 @@ import pytest
 from vision.classifier import ModelError
 from vision.dataset import INPUT_H, INPUT_W
 from vision.look import LookModel
-from vision.look_data import LABELS_PER_PRINTING, VIEWS, make_look_samples, recolour
+from vision.look_data import GENERIC, LABELS_PER_PRINTING, VIEWS, LookSamples, make_look_samples, recolour
 
 
 def test_samples_are_pairs_of_upright_crops_the_same_with_any_number_of_workers():
@@ -21,6 +21,33 @@ def test_samples_are_pairs_of_upright_crops_the_same_with_any_number_of_workers(
     assert all(len(set(row)) == LABELS_PER_PRINTING for row in one.labels)  # distinct cards per printing
     # The two views of a card come from different scenes.
     assert all(np.abs(one.x[p, c, 0].astype(int) - one.x[p, c, 1]).mean() > 3 for p in range(3) for c in range(2))
+
+
+def test_generic_printings_are_pairs_of_crops_too():
+    one = make_look_samples(2, seed=5, kind="generic")
+    assert one.x.shape == (2, LABELS_PER_PRINTING, VIEWS, INPUT_H, INPUT_W, 3) and one.x.dtype == np.uint8
+    assert (one.decks == GENERIC).all() and all(len(set(row)) == LABELS_PER_PRINTING for row in one.labels)
+    np.testing.assert_array_equal(one.x, make_look_samples(2, seed=5, kind="generic").x)
+    with pytest.raises(ValueError, match="kind"):
+        make_look_samples(1, seed=5, kind="foreign")
+
+
+def test_training_samples_mix_the_kinds_and_reuse_a_larger_cache(tmp_path, monkeypatch):
+    from vision import train_look
+
+    monkeypatch.setattr(train_look, "DATA_DIR", tmp_path)
+    rng = np.random.default_rng(0)
+
+    def fake(n, deck):
+        return LookSamples(rng.integers(0, 255, (n, 1, 1, 2, 2, 3), dtype=np.uint8),
+                           np.arange(n)[:, None], np.full(n, deck))
+
+    big = fake(6, 0)
+    np.savez(train_look.look_cache_path(6, 3, "family"), **big.__dict__)
+    np.savez(train_look.look_cache_path(2, 3, "generic"), **fake(2, GENERIC).__dict__)
+    mixed = train_look.training_samples(6, 1 / 3, seed=3)  # 4 family (the first 4 of 6) + 2 generic
+    np.testing.assert_array_equal(mixed.x[:4], big.x[:4])
+    assert list(mixed.decks) == [0, 0, 0, 0, GENERIC, GENERIC]
 
 
 def test_recolour_changes_the_colours_not_the_card_outline():

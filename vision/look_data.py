@@ -10,6 +10,11 @@ a printing's cards differ from each other, not the training print's colours), se
 labels, and for each label two crops cut from two independent scenes (table, light, pose, blur,
 fingers, the locator's quad error) as vision.dataset cuts classifier samples. Only training fonts
 and surfaces are used; vision.foreign_eval's printings and held-out surfaces stay unseen.
+
+Two kinds of printings (`kind`): "family", the training renderers' (above), and "generic", the
+invented game of vision.render_generic — random layouts, palettes and symbols, its 8 cards dealt
+with confusable ones among them (+4 / +6 / +8, 6 / 9, 1 / 7 / 11): a network that has only seen
+the training family learns that family, not cards in general (models/calibration.md).
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from vision.synth import make_scene
 log = logging.getLogger(__name__)
 
 DECK_WEIGHTS = {"flip7": 1.0, "flip7-vengeance": 1.0, "uno-flip": 1.0}
+GENERIC = len(DECK_WEIGHTS)  # the `decks` index of a generic printing (vision.render_generic)
+KINDS = ("family", "generic")
 LABELS_PER_PRINTING = 8
 VIEWS = 2
 
@@ -37,8 +44,8 @@ VIEWS = 2
 @dataclass
 class LookSamples:
     x: np.ndarray        # (P, L, V, H, W, 3) BGR uint8 model-size crops
-    labels: np.ndarray   # (P, L) int: label index within the printing's deck (for inspection only)
-    decks: np.ndarray    # (P,) int: index into DECK_WEIGHTS
+    labels: np.ndarray   # (P, L) int: label index within the printing's deck, or in render_generic.LABELS
+    decks: np.ndarray    # (P,) int: index into DECK_WEIGHTS, or GENERIC
 
 
 def recolour(faces: dict[str, np.ndarray], rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -67,18 +74,35 @@ def make_printing(rng: np.random.Generator, deck: str, labels_per_printing: int 
     picked = rng.choice(len(all_labels), size=labels_per_printing, replace=False)
     style = CardStyle.sample(rng, "train")
     faces = recolour({all_labels[i]: render_card(deck, all_labels[i], rng, style) for i in picked}, rng)
-    crops = np.empty((labels_per_printing, VIEWS, INPUT_H, INPUT_W, 3), np.uint8)
-    for li, i in enumerate(picked):
+    return _capture(rng, faces, [all_labels[i] for i in picked], deck), picked
+
+
+def make_generic_printing(rng: np.random.Generator, labels_per_printing: int = LABELS_PER_PRINTING):
+    """(crops (L, V, H, W, 3), label indices in render_generic.LABELS (L,)) of one recoloured
+    generic printing."""
+    from vision.render_generic import LABELS, GenericStyle, pick_labels, render_generic
+
+    style = GenericStyle.sample(rng)
+    picked = pick_labels(rng, labels_per_printing)
+    faces = recolour({lab: render_generic(lab, rng, style) for lab in picked}, rng)
+    # make_scene's nuisance cards are named from a deck's labels: they get a face of this printing.
+    return _capture(rng, faces, picked, "flip7"), np.array([LABELS.index(lab) for lab in picked])
+
+
+def _capture(rng: np.random.Generator, faces: dict[str, np.ndarray], picked: list[str], deck: str) -> np.ndarray:
+    """Two crops of each picked face, each from its own scene."""
+    crops = np.empty((len(picked), VIEWS, INPUT_H, INPUT_W, 3), np.uint8)
+    for li, label in enumerate(picked):
         for v in range(VIEWS):
             # A calibration-like capture (one card, near) or a play-like one (1-3 cards, any size).
             others = [] if v == 0 and rng.random() < 0.5 else \
-                [all_labels[j] for j in rng.choice(picked, size=int(rng.integers(0, 3)))]
+                [picked[j] for j in rng.choice(len(picked), size=int(rng.integers(0, 3)))]
             small = rng.random() < 0.5
             # Nuisance cards of other labels (under or beside) are drawn with a face of this printing.
-            face = lambda lab: faces.get(lab, faces[all_labels[picked[0]]])  # noqa: E731
+            face = lambda lab: faces.get(lab, faces[picked[0]])  # noqa: E731
             while True:
                 try:
-                    frame, cards = make_scene(rng, [all_labels[i]] + others, deck,
+                    frame, cards = make_scene(rng, [label] + others, deck,
                                               size=(400, 300) if small else (640, 480), split="train",
                                               faces=face, card_size=(85, 180) if small else (120, 290))
                     break
@@ -87,7 +111,7 @@ def make_printing(rng: np.random.Generator, deck: str, labels_per_printing: int 
                         raise
                     others = others[:-1]
             crops[li, v] = upright_crop(frame, jitter_quad(rng, cards[0].quad))
-    return crops, picked
+    return crops
 
 
 def upright_crop(frame: np.ndarray, face_quad: np.ndarray) -> np.ndarray:
@@ -100,7 +124,10 @@ def upright_crop(frame: np.ndarray, face_quad: np.ndarray) -> np.ndarray:
                                         borderMode=cv2.BORDER_REPLICATE))
 
 
-def _printing(seed: int, index: int):
+def _printing(seed: int, index: int, kind: str = "family"):
+    if kind == "generic":
+        x, picked = make_generic_printing(np.random.default_rng([seed, index, 1]))
+        return x, picked, GENERIC
     rng = np.random.default_rng([seed, index])  # per printing: the same samples with any number of workers
     decks = list(DECK_WEIGHTS)
     weights = np.array([DECK_WEIGHTS[d] for d in decks])
@@ -114,12 +141,14 @@ def _printing_star(args):
     return _printing(*args)
 
 
-def make_look_samples(printings: int, seed: int, workers: int = 1) -> LookSamples:
-    """`printings` printings (seeded each by (seed, index)), made by `workers` processes."""
+def make_look_samples(printings: int, seed: int, workers: int = 1, kind: str = "family") -> LookSamples:
+    """`printings` printings of `kind` (seeded each by (seed, index)), made by `workers` processes."""
     import multiprocessing
 
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
     t0 = time.perf_counter()
-    jobs = [(seed, p) for p in range(printings)]
+    jobs = [(seed, p, kind) for p in range(printings)]
     out = []
     pool = multiprocessing.get_context("fork").Pool(workers) if workers > 1 else None
     results = pool.imap(_printing_star, jobs, chunksize=8) if pool else map(_printing_star, jobs)
@@ -128,7 +157,7 @@ def make_look_samples(printings: int, seed: int, workers: int = 1) -> LookSample
             out.append(result)
             if p % max(1, printings // 20) == 0:
                 rate = p / (time.perf_counter() - t0)
-                log.info("look samples: %d/%d printings (%.1f/s, %.0f s left)", p, printings, rate,
+                log.info("look samples (%s): %d/%d printings (%.1f/s, %.0f s left)", kind, p, printings, rate,
                          (printings - p) / rate)
     finally:
         if pool:

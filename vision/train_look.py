@@ -6,8 +6,10 @@
 Calibration to the user's own deck (vision.adapt) compares each crop with the crops the user
 showed. The deck classifiers' features were trained to name the training renderer's cards and
 read a foreign print poorly; this network is trained for the comparison itself. The data
-(vision.look_data) are printings of all three decks' training renderers, each recoloured as a
-whole, with two captures of each of 8 of its cards from independent scenes. The loss asks each
+(vision.look_data) are printings of all three decks' training renderers and, half of them
+(--generic-share), of the invented game of vision.render_generic (random layouts, palettes and
+symbols: cards in general, not the training family), each recoloured as a whole, with two
+captures of each of 8 of its cards from independent scenes. The loss asks each
 capture to pick its partner out of the batch (a softmax over cosine similarities: NT-Xent), so
 the hard negatives are the other cards of the same printing: what is learnt is how cards of one
 printing differ, not what the training print looks like. A card's two captures are turned half
@@ -17,7 +19,8 @@ The network is the classifiers' backbone (vision.train.build_model) without its 
 classification layer: the last feature map (128 x 5 x 4), flattened, projected to 128 values
 and scaled to unit length (the ONNX output `embedding`). One network serves every deck. Needs
 the `train` extra (PyTorch); the device reads the ONNX file with onnxruntime. Data generation
-is cached under data/ and takes ~6 min per 1000 printings on one core; training ~15 min.
+is cached under data/ (each kind apart) and takes ~5-6 min per 1000 printings on one core;
+training on 4000 printings ~25 min on one thread.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ from vision.train import DATA_DIR, MODELS_DIR, cached
 log = logging.getLogger(__name__)
 
 LOOK_NAME = "card-look"
-LOOK_DATA_VERSION = 1   # bump when vision.look_data changes, so stale caches are not reused
+LOOK_DATA_VERSION = 1      # bump when vision.look_data's family printings change, so stale caches are not reused
+GENERIC_DATA_VERSION = 2   # the same for its generic printings (vision.render_generic), cached apart
 EMBEDDING_DIM = 128
 TEMPERATURE = 0.1
 
@@ -63,11 +67,42 @@ def build_look_model(dim: int = EMBEDDING_DIM):
     return LookNet()
 
 
-def cached_look_samples(printings: int, seed: int, workers: int = 1):
+def look_cache_path(printings: int, seed: int, kind: str = "family") -> Path:
+    if kind == "family":
+        return DATA_DIR / f"look-p{printings}-s{seed}-v{LOOK_DATA_VERSION}.npz"
+    return DATA_DIR / f"look-{kind}-p{printings}-s{seed}-v{GENERIC_DATA_VERSION}.npz"
+
+
+def cached_look_samples(printings: int, seed: int, workers: int = 1, kind: str = "family"):
+    """`printings` printings of `kind`, cached. Each printing is seeded by (seed, index), so the
+    first n printings of a larger cache of the same seed and version are these very samples."""
+    import re
+    from dataclasses import fields
+
     from vision.look_data import LookSamples, make_look_samples
 
-    return cached(DATA_DIR / f"look-p{printings}-s{seed}-v{LOOK_DATA_VERSION}.npz",
-                  lambda: make_look_samples(printings, seed, workers), LookSamples)
+    path = look_cache_path(printings, seed, kind)
+    if not path.exists():
+        pattern = re.escape(look_cache_path(999999, seed, kind).name).replace("999999", "([0-9]+)")
+        larger = sorted((int(m.group(1)), f) for f in DATA_DIR.glob(f"look-*-s{seed}-*.npz")
+                        if (m := re.fullmatch(pattern, f.name)) and int(m.group(1)) > printings)
+        if larger:
+            log.info("using the first %d printings of cached samples %s", printings, larger[0][1])
+            with np.load(larger[0][1]) as z:
+                return LookSamples(**{f.name: z[f.name][:printings] for f in fields(LookSamples)})
+    return cached(path, lambda: make_look_samples(printings, seed, workers, kind), LookSamples)
+
+
+def training_samples(printings: int, generic_share: float, seed: int, workers: int = 1):
+    """The training printings: round(printings x generic_share) generic ones, the rest of the
+    training family (each kind cached apart), concatenated."""
+    from vision.look_data import LookSamples
+
+    generic = int(round(printings * generic_share))
+    parts = [cached_look_samples(n, seed, workers, kind)
+             for n, kind in ((printings - generic, "family"), (generic, "generic")) if n]
+    return LookSamples(*(np.concatenate([getattr(p, name) for p in parts])
+                         for name in ("x", "labels", "decks")))
 
 
 def _batch(x, printings_idx, rng):
@@ -120,11 +155,13 @@ def train(args) -> int:
     cv2.setNumThreads(1)
     rng = np.random.default_rng(args.seed)
     t_start = time.perf_counter()
-    train_set = cached_look_samples(args.printings, args.seed, args.threads)
-    val_set = cached_look_samples(args.val_printings, args.seed + 1, args.threads)
+    train_set = training_samples(args.printings, args.generic_share, args.seed, args.threads)
+    # Validation: printings of each kind apart (the family's figure stays comparable with older runs).
+    val_sets = {kind: cached_look_samples(args.val_printings, args.seed + 1, args.threads, kind).x
+                for kind in ("family", "generic")}
     if args.data_only:
         return 0
-    x, x_val = train_set.x, val_set.x
+    x = train_set.x
     model = build_look_model()
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=5e-4)
     steps = len(x) // args.batch_printings
@@ -144,9 +181,11 @@ def train(args) -> int:
             opt.step()
             sched.step()
             loss_sum += loss.item()
-        log.info("epoch %d/%d: loss %.4f, validation one-shot accuracy (8 cards) %.4f (%.0f s)", epoch + 1,
-                 args.epochs, loss_sum / steps, one_shot_accuracy(model, x_val), time.perf_counter() - t0)
-    val_acc = one_shot_accuracy(model, x_val)
+        log.info("epoch %d/%d: loss %.4f, validation one-shot accuracy (8 cards) %s (%.0f s)", epoch + 1,
+                 args.epochs, loss_sum / steps, ", ".join(f"{kind} {one_shot_accuracy(model, xv):.4f}"
+                                                          for kind, xv in val_sets.items()), time.perf_counter() - t0)
+    val_acc = {kind: round(one_shot_accuracy(model, xv), 4) for kind, xv in val_sets.items()}
+    x_val = val_sets["family"]
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     onnx_path = out_dir / f"{LOOK_NAME}.onnx"
@@ -159,10 +198,12 @@ def train(args) -> int:
         "embedding_dim": EMBEDDING_DIM,
         "training": {"seed": args.seed, "printings": args.printings, "epochs": args.epochs,
                      "batch_printings": args.batch_printings, "lr": args.lr, "temperature": TEMPERATURE,
-                     "data_version": LOOK_DATA_VERSION, "val_one_shot_accuracy": round(val_acc, 4),
+                     "generic_share": args.generic_share, "data_version": LOOK_DATA_VERSION,
+                     "generic_data_version": GENERIC_DATA_VERSION, "val_one_shot_accuracy": val_acc,
                      "minutes": round((time.perf_counter() - t_start) / 60, 1), "command": args.command,
-                     "data": "vision.look_data: recoloured training-family printings of flip7, flip7-vengeance "
-                             "and uno-flip (train fonts and surfaces), 8 cards x 2 captures each"},
+                     "data": "vision.look_data: recoloured printings, 8 cards x 2 captures each: of the training "
+                             "family (flip7, flip7-vengeance and uno-flip renderers; train fonts and surfaces) and, "
+                             "a generic_share of them, of vision.render_generic's invented game"},
     }
     onnx_path.with_suffix(".json").write_text(json.dumps(sidecar, indent=2) + "\n")
     log.info("wrote %s (%.0f kB) in %.1f min; now run: python -m vision.foreign_eval --deck flip7", onnx_path,
@@ -195,7 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vision.train_look", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--printings", type=int, default=2000, help="training printings (8 cards x 2 captures each)")
+    parser.add_argument("--printings", type=int, default=4000, help="training printings (8 cards x 2 captures each)")
+    parser.add_argument("--generic-share", type=float, default=0.5,
+                        help="share of the training printings drawn by vision.render_generic (0: the training family only)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads and data-generation processes")
     parser.add_argument("--val-printings", type=int, default=150)
     parser.add_argument("--epochs", type=int, default=12)

@@ -1,0 +1,63 @@
+"""vision.render_generic: the invented game's printings that the look network also learns from."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.render import CARD_H, CARD_W, FONTS, _corner_alpha
+from vision.render_generic import CONFUSABLE, LABELS, GenericStyle, pick_labels, render_generic
+
+
+def test_same_seed_same_printing_and_faces():
+    a, b = np.random.default_rng(7), np.random.default_rng(7)
+    style_a, style_b = GenericStyle.sample(a), GenericStyle.sample(b)
+    assert style_a == style_b
+    np.testing.assert_array_equal(render_generic("+6", a, style_a), render_generic("+6", b, style_b))
+    assert pick_labels(a, 8) == pick_labels(b, 8)
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_every_label_is_drawn_as_a_card_face_with_its_own_symbol(label):
+    rng = np.random.default_rng(LABELS.index(label))
+    for _ in range(3):
+        style = GenericStyle.sample(rng)
+        face = render_generic(label, np.random.default_rng(1), style)
+        assert face.shape == (CARD_H, CARD_W, 4) and face.dtype == np.uint8
+        np.testing.assert_array_equal(face[..., 3], _corner_alpha())
+        other = LABELS[(LABELS.index(label) + 1) % len(LABELS)]
+        # Same printing, same per-copy noise: only the symbol (and what goes with it) differs.
+        assert np.abs(face.astype(int) - render_generic(other, np.random.default_rng(1), style)).mean() > 0.5
+
+
+def test_only_training_fonts_are_used():
+    rng = np.random.default_rng(3)
+    train = {str(Path(f).name) for f in FONTS["train"]}
+    for _ in range(200):
+        style = GenericStyle.sample(rng)
+        assert Path(style.font).name in train and Path(style.word_font).name in train
+
+
+def test_unknown_label_is_refused():
+    with pytest.raises(ValueError, match="not a generic label"):
+        render_generic("red-7", np.random.default_rng(0), GenericStyle.sample(np.random.default_rng(0)))
+
+
+def test_picked_labels_are_distinct_and_often_confusable():
+    rng = np.random.default_rng(5)
+    with_group = 0
+    for _ in range(200):
+        picked = pick_labels(rng, 8)
+        assert len(picked) == 8 == len(set(picked)) and set(picked) <= set(LABELS)
+        with_group += any(len(set(picked) & set(group)) >= 2 for group in CONFUSABLE)
+    assert with_group >= 150
+
+
+def test_six_and_nine_differ_when_turned():
+    """A turned 9 must not look like a 6 of the same printing (both marked, as real decks do)."""
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        style = GenericStyle.sample(rng)
+        six = render_generic("6", np.random.default_rng(2), style)[..., :3].astype(int)
+        nine = render_generic("9", np.random.default_rng(2), style)[..., :3].astype(int)
+        assert np.abs(six - nine[::-1, ::-1]).mean() > 0.5
