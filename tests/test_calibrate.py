@@ -279,3 +279,17 @@ def test_menu_walk_stopped_saves_nothing_and_a_bad_stored_profile_is_not_used(tm
     classifier, problem = load_stored(base, DECK, tmp_path)
     assert classifier is base and "not a readable calibration profile" in problem
     shutil.rmtree(tmp_path / "calibration")
+
+
+def test_foreign_eval_reads_with_another_look_model_and_reports_nearest_sample_accuracy(tmp_path, capsys):
+    from vision.foreign_eval import evaluate_deck, main as foreign_eval
+
+    report = evaluate_deck(DECK, None, 11, 1, 1, look_model="models/card-look.onnx")
+    assert report["look_model"].endswith("card-look.onnx") and len(report["look_sha256"]) == 64
+    assert all(0 <= report[f"nearest_{k}_{kind}"] <= 1 for k in (1, 3) for kind in ("look", "combined"))
+    assert report["1 sample"]["cards"] == len(LABELS)
+    shutil.copy("models/card-look.onnx", tmp_path / "other.onnx")
+    assert foreign_eval(["--deck", DECK, "--look-model", str(tmp_path / "other.onnx")]) == 2
+    assert "card-look.onnx" in capsys.readouterr().err
+    assert foreign_eval(["--deck", DECK, "--look-model", str(tmp_path)]) == 2
+    assert "look model" in capsys.readouterr().err

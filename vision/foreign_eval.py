@@ -109,17 +109,51 @@ def _predictions(classifier, probs, label_of_class):
     return np.array([label_of_class.get(p.label, -1) for p in map(classifier.decide, probs)])
 
 
+def load_look(base, look_model=None):
+    """The look model at look_model (a folder holding card-look.onnx and its sidecar, or that
+    .onnx file), else the one beside the deck's classifier."""
+    from pathlib import Path
+
+    from vision.adapt import look_model_for
+    from vision.look import LOOK_MODEL, LookModel
+
+    if look_model is None:
+        return look_model_for(base)
+    path = Path(look_model)
+    if path.suffix == ".onnx":
+        if path.stem != LOOK_MODEL:
+            raise ValueError(f"--look-model: the file must be named {LOOK_MODEL}.onnx (beside {LOOK_MODEL}.json)")
+        path = path.parent
+    return LookModel.load(path)
+
+
+def _nearest(calibrated, embeddings, y, look_only: bool):
+    """Top-1 nearest-sample labels of card crops (no reject rule): the look embedding alone, or
+    look and classifier features as the profile weighs them."""
+    from dataclasses import replace
+
+    saved = calibrated.params
+    if look_only:
+        calibrated.params = replace(saved, feature_weight=0.0)
+    try:
+        sims, _ = calibrated.similarities(embeddings[y >= 0])
+    finally:
+        calibrated.params = saved
+    return sims.argmax(1), y[y >= 0]
+
+
 def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_label: int,
-                  style: str = "foreign") -> dict:
+                  style: str = "foreign", look_model=None) -> dict:
     import numpy as np
 
-    from vision.adapt import CalibratedClassifier, calibrate, describe, look_model_for
+    from vision.adapt import CalibratedClassifier, calibrate, describe
     from vision.classifier import CardClassifier
 
     base = CardClassifier.load(deck, models_dir)
-    look = look_model_for(base)
+    look = load_look(base, look_model)
     label_of_class = {lab: i for i, lab in enumerate(base.labels)}
     conditions = {"before": [], "1 sample": [], "3 samples": [], "unseen label": []}
+    nearest = {(k, only): [] for k in (1, 3) for only in (True, False)}
     t_calib = []
     for p in range(printings):
         t0 = time.perf_counter()
@@ -132,22 +166,25 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
         conditions["before"].append((_predictions(base, probs, label_of_class), test.y))
         for k, name in ((1, "1 sample"), (3, "3 samples")):
             t = time.perf_counter()
-            profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()})
+            profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()}, look=look)
             t_calib.append((k, time.perf_counter() - t))
-            calibrated = CalibratedClassifier(base, profile, deck)
+            calibrated = CalibratedClassifier(base, profile, deck, look=look)
             conditions[name].append((_predictions(calibrated, calibrated.scores_to_probabilities(logits, embeddings),
                                                   label_of_class), test.y))
+            for only in (True, False):
+                nearest[k, only].append(_nearest(calibrated, embeddings, test.y, only))
         # A label the profile has no sample of must not be named.
         rng = np.random.default_rng(seed + p)
         unseen = base.labels[rng.integers(len(base.labels))]
-        profile = calibrate(base, deck, {lab: crops for lab, crops in calibration.items() if lab != unseen})
-        calibrated = CalibratedClassifier(base, profile, deck)
+        profile = calibrate(base, deck, {lab: crops for lab, crops in calibration.items() if lab != unseen},
+                            look=look)
+        calibrated = CalibratedClassifier(base, profile, deck, look=look)
         rows = test.y == label_of_class[unseen]
         pred = _predictions(calibrated, calibrated.scores_to_probabilities(logits[rows], embeddings[rows]),
                             label_of_class)
         conditions["unseen label"].append((pred, test.y[rows]))
-    report = {"deck": deck, "style": style, "model": base.name, "printings": printings, "seed": seed,
-              "test_per_label": test_per_label}
+    report = {"deck": deck, "style": style, "model": base.name, "look_model": look.name,
+              "look_sha256": look.identity, "printings": printings, "seed": seed, "test_per_label": test_per_label}
     for name, parts in conditions.items():
         pred = np.concatenate([p for p, _ in parts])
         y = np.concatenate([t for _, t in parts])
@@ -155,13 +192,18 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
         if name == "unseen label":
             stats = {"cards": stats["cards"], "named": 1 - stats["rejected"]}
         report[name] = stats
+    for (k, only), parts in nearest.items():
+        pred = np.concatenate([p for p, _ in parts])
+        y = np.concatenate([t for _, t in parts])
+        report[f"nearest_{k}_{'look' if only else 'combined'}"] = float((pred == y).mean())
     for k in (1, 3):
         times = [t for kk, t in t_calib if kk == k]
         report[f"calibration_seconds_{k}"] = round(float(np.median(times)), 3)
     return report
 
 
-def tune(deck: str, models_dir, seed: int, printings: int, test_per_label: int, control_printings: int = 2) -> dict:
+def tune(deck: str, models_dir, seed: int, printings: int, test_per_label: int, control_printings: int = 2,
+         look_model=None) -> dict:
     """Grid search of CalibrationParams on tuning printings: `printings` foreign ones and
     `control_printings` of the training family in held-out fonts (a user's deck may be either;
     calibration must not make a well-read deck worse). Objective: accuracy among accepted meets
@@ -169,11 +211,11 @@ def tune(deck: str, models_dir, seed: int, printings: int, test_per_label: int, 
     accepted; then fewest cards rejected (1 sample counts double)."""
     import numpy as np
 
-    from vision.adapt import CalibratedClassifier, CalibrationParams, calibrate, describe, look_model_for
+    from vision.adapt import CalibratedClassifier, CalibrationParams, calibrate, describe
     from vision.classifier import CardClassifier
 
     base = CardClassifier.load(deck, models_dir)
-    look = look_model_for(base)
+    look = load_look(base, look_model)
     feature_weights = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
     sets = {(fw, kind, k): [] for fw in feature_weights for kind in ("foreign", "heldout") for k in (1, 3)}
     plan = [("foreign", p) for p in range(printings)] + [("heldout", p) for p in range(control_printings)]
@@ -181,10 +223,10 @@ def tune(deck: str, models_dir, seed: int, printings: int, test_per_label: int, 
         calibration, test = capture_printing(deck, seed + 1000 + p, 3, test_per_label, kind)
         logits, embeddings = describe(base, look, test.crops)
         for k in (1, 3):
-            profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()})
+            profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()}, look=look)
             for fw in feature_weights:
                 profile.params = CalibrationParams(feature_weight=fw)
-                calibrated = CalibratedClassifier(base, profile, deck)
+                calibrated = CalibratedClassifier(base, profile, deck, look=look)
                 sets[fw, kind, k].append((*calibrated.similarities(embeddings), logits, test.y))
         log.info("tuning printing %d/%d captured", n, len(plan))
     sets = {key: parts for key, parts in sets.items() if parts}
@@ -233,12 +275,16 @@ def tune(deck: str, models_dir, seed: int, printings: int, test_per_label: int, 
 
 def _print_report(r: dict) -> None:
     print(f"{r['deck']}: {r['printings']} {r['style']} printings, {r['before']['cards']} test cards, "
-          f"{r['before']['none_crops']} none crops (model {r['model']})")
+          f"{r['before']['none_crops']} none crops (model {r['model']}, look model {r['look_model']} "
+          f"sha256 {r['look_sha256'][:12]}…)")
     print(f"  {'':<12} {'acc. among accepted':>20} {'rejected':>9} {'none accepted':>14}")
     for name in ("before", "1 sample", "3 samples"):
         s = r[name]
         print(f"  {name:<12} {100 * s['accuracy_accepted']:>19.2f}% {100 * s['rejected']:>8.2f}% "
               f"{100 * s['none_accepted']:>13.2f}%")
+    print(f"  nearest sample, top-1 of card crops (no reject): 1 sample {100 * r['nearest_1_look']:.2f}% look "
+          f"alone, {100 * r['nearest_1_combined']:.2f}% combined; 3 samples {100 * r['nearest_3_look']:.2f}% / "
+          f"{100 * r['nearest_3_combined']:.2f}%")
     print(f"  unseen label: {100 * r['unseen label']['named']:.2f}% of {r['unseen label']['cards']} crops named; "
           f"calibration compute {r['calibration_seconds_1']:.2f} s (1 sample), {r['calibration_seconds_3']:.2f} s (3)")
 
@@ -253,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--test-per-label", type=int, default=8)
     parser.add_argument("--style", choices=("foreign", "heldout"), default="foreign",
                         help="foreign printings (default), or the training renderer's held-out fonts (control)")
+    parser.add_argument("--look-model", metavar="PATH",
+                        help="look model to use (a folder with card-look.onnx + .json, or that .onnx); default: "
+                             "the one beside the deck's model")
     parser.add_argument("--tune", action="store_true", help="grid-search the scoring parameters instead")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
@@ -265,11 +314,12 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.tune:
-            print(json.dumps(tune(args.deck, args.models_dir, args.seed, args.printings, args.test_per_label), indent=2))
+            print(json.dumps(tune(args.deck, args.models_dir, args.seed, args.printings, args.test_per_label,
+                                  look_model=args.look_model), indent=2))
             return 0
         report = evaluate_deck(args.deck, args.models_dir, args.seed, args.printings, args.test_per_label,
-                               args.style)
-    except (ModelError, ProfileError) as error:
+                               args.style, args.look_model)
+    except (ModelError, ProfileError, ValueError) as error:
         print(f"foreign_eval: {error}", file=sys.stderr)
         return 2
     if args.json:
