@@ -150,7 +150,9 @@ def make_look_samples(printings: int, seed: int, workers: int = 1, kind: str = "
     t0 = time.perf_counter()
     jobs = [(seed, p, kind) for p in range(printings)]
     out = []
-    pool = multiprocessing.get_context("fork").Pool(workers) if workers > 1 else None
+    # forkserver, not fork: a fork of a process whose other threads (OpenCV's, onnxruntime's)
+    # hold a lock at that moment can hang in the child; the server forks from a clean process.
+    pool = multiprocessing.get_context("forkserver").Pool(workers) if workers > 1 else None
     results = pool.imap(_printing_star, jobs, chunksize=8) if pool else map(_printing_star, jobs)
     try:
         for p, result in enumerate(results, 1):
@@ -161,6 +163,7 @@ def make_look_samples(printings: int, seed: int, workers: int = 1, kind: str = "
                          (printings - p) / rate)
     finally:
         if pool:
-            pool.close()
+            pool.terminate()             # all results are in (or an error stops the run)
+            pool.join()
     return LookSamples(np.stack([x for x, _, _ in out]), np.stack([lab for _, lab, _ in out]),
                        np.array([d for _, _, d in out]))
