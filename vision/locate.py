@@ -111,7 +111,6 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
                         fitted.append(Candidate(quad, fit))
 
     found: list[Candidate] = []
-    to_share: dict[int, float] = {}    # id(candidate) -> factor from its ranking score to its score
     if rough_quads:
         rough = np.stack(rough_quads)
         areas = _areas(rough)
@@ -140,25 +139,16 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
                 refined, support = refined[support >= min_support], support[support >= min_support]
                 scores = support * _border_contrast(ycc, refined)
                 refined, scores = refined[scores >= min_score], scores[scores >= min_score]
-                cands = [Candidate(quad, score) for quad, score in zip(refined, scores.tolist())]
-                if mask is not None and cands:
-                    # Each quad's score is how well it fits times how much of it is the new
-                    # thing. But which of overlapping quads is the card is decided by the fit
-                    # with the share relative to the most any holds: a card nudged changes a
-                    # sliver of its place, and the absolute shares (all small) would let an
-                    # outline over both its places win on size (see _dedupe).
-                    shares = _shares(mask, refined)
-                    top = max(float(shares.max()), 1e-6)
-                    cands = [Candidate(c.quad, c.score * float(s) / top) for c, s in zip(cands, shares)]
-                    to_share.update({id(c): top for c in cands})
-                found += cands
+                if mask is not None and len(refined):    # rank by how much of the quad is the new thing
+                    scores = scores * _shares(mask, refined)
+                found += [Candidate(quad, score) for quad, score in zip(refined, scores.tolist())]
     # A change fitted as a card only counts where no card was found by its edges: a card that
     # moved a little leaves a card-shaped change too (old and new place together).
     found += [f for f in fitted if all(quad_iou(f.quad, c.quad) < 0.3 for c in found)]
     result = []
     for c in _suppress(found):
         quad = c.quad / scale if scale != 1.0 else c.quad
-        result.append(Candidate(order_corners(quad), c.score * to_share.get(id(c), 1.0)))
+        result.append(Candidate(order_corners(quad), c.score))
     return result
 
 
