@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from vision.render import CARD_H, CARD_W, FONT_DIR, FONTS, _corner_alpha, _fit_mask
+from vision.render import CARD_H, CARD_W, FONT_DIR, FONTS, _corner_alpha, _fit_mask, _paint
 
 NUMBERS = tuple(str(n) for n in range(14))
 MODIFIERS = ("+1", "+2", "+4", "+5", "+6", "+8", "+10", "x2", "/2", "-2", "-4", "-6", "-8", "-10")
@@ -354,18 +354,6 @@ def _symbol_mask(label: str, style: GenericStyle, w: int, h: int, word_ok: bool 
 
 # ---------------------------------------------------------------------------------------------
 # painting
-
-def _paint(canvas: np.ndarray, mask: np.ndarray, colour, x: int, y: int) -> None:
-    """Alpha-blend a colour through mask with its top-left at (x, y), clipped to the canvas."""
-    h, w = mask.shape
-    H, W = canvas.shape[:2]
-    x0, y0, x1, y1 = max(x, 0), max(y, 0), min(x + w, W), min(y + h, H)
-    if x1 <= x0 or y1 <= y0:
-        return
-    a = mask[y0 - y:y1 - y, x0 - x:x1 - x, None]
-    region = canvas[y0:y1, x0:x1]
-    region[:] = region * (1 - a) + np.asarray(colour, np.float32) * a
-
 
 def _inked(canvas, mask, x, y, fill: RGB, style: GenericStyle, edge: RGB, scale: float = 1.0) -> None:
     """Paint a symbol mask in the printing's ink style."""
