@@ -118,3 +118,25 @@ def test_sigterm_stops_cleanly(game_video, tmp_path):
     out, err = process.communicate(timeout=20)
     assert process.returncode == 0, err[-2000:]
     assert json.loads(out)["state"]["rows"]["ben"] == ["5"]
+
+
+def test_the_bundled_demo_game_reads_through(tmp_path):
+    """`make demo`'s game and video, as it plays them (no hands passing over, no nudges; cards
+    slid away, and some landing over the last): the device must read it through to the script's
+    scores. A locator change once passed every other test and still read a 12 that landed over
+    a 10 as nothing, and the 10 twice, here."""
+    from device import run
+    from device.config import DeviceConfig
+    from device.demo import DEFAULT_SCRIPT
+    from rules.script import parse_script
+
+    script = DEFAULT_SCRIPT.read_text(encoding="utf-8")
+    config = parse_script(script).config
+    video = make_game_video(script, tmp_path / "video", seed=2, split="train",
+                            p_on_top=0.0, p_pass=0.0, p_nudge=0.0)
+    args = SimpleNamespace(camera=f"replay:{video.frames_dir}", display="none",
+                           buttons=f"script:{video.buttons_path}", state=str(tmp_path / "state"),
+                           game=config.game, players=list(config.players), json=True, config=None)
+    appliance = run.build(args, DeviceConfig())
+    appliance.run()
+    assert appliance.table.match.summary() == expected_summary(script)
