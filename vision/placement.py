@@ -630,11 +630,8 @@ class PlacementDetector:
         h, w = shape[:2]
         mh, mw = mid.shape[:2]
         small = quad * np.array([mw / w, mh / h], np.float32)
-        then, now = (cv2.cvtColor(warp_card(img, small, size=PATCH_SIZE), cv2.COLOR_BGR2GRAY).astype(np.float32)
-                     for img in (self._ref_mid, mid))
-        then, now = then - then.mean(), now - now.mean()
-        scale = float(np.linalg.norm(then) * np.linalg.norm(now))
-        return scale == 0 or float((then * now).sum()) / scale < OPEN_KEPT
+        then, now = (_look(img, small, PATCH_SIZE) for img in (self._ref_mid, mid))
+        return float((then * now).sum()) < OPEN_KEPT
 
     def _under_a_card_that_left(self, quad, vacated) -> bool:
         area = quad_area(quad)
@@ -781,8 +778,10 @@ def _shown(known: _Known, over, shape) -> float:
     return float(_visible(known, over, shape).mean())
 
 
-def _look(frame, quad) -> np.ndarray:
-    crop = warp_card(frame, quad, size=LOOK_SIZE)
+def _look(frame, quad, size=LOOK_SIZE) -> np.ndarray:
+    """The card's picture as a small grey crop, centred and of unit length (so the sum of two
+    looks' product is their normalised correlation; a flat crop is all zeros)."""
+    crop = warp_card(frame, quad, size=size)
     grey = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY).astype(np.float32)
     grey -= grey.mean()
     return grey / (np.linalg.norm(grey) + 1e-6)
