@@ -351,25 +351,13 @@ def test_cards_that_look_alike_laid_on_each_other_each_count(kind):
     assert_events_match(run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames), clip.events)
 
 
-def deal_video(deck: str, seed: int):
-    """The deal video `python -m vision.evaluate --video-seeds SEED` plays (held-out split)."""
-    from rules.cards import DECKS
-    from vision.synth import make_deal_video
-
-    labels = DECKS[deck].labels
-    rng = np.random.default_rng(seed)
-    picked = [labels[i] for i in rng.integers(len(labels), size=200)]
-    for i in range(1, len(picked), 17):
-        picked[i] = picked[i - 1]
-    return make_deal_video(rng, picked, deck, split="heldout", p_repeat=0.0)
-
-
 def test_cards_under_a_card_taken_off_a_stack_are_not_counted_again():
     """Frames 1598-1720 of the held-out UNO Flip deal video 9403: a blue skip and an orange 3
     lie nearly in one place; a dark wild and then a red 8 are laid on the stack and slid off.
     The band round the leaving card's outline changes on the slivers of the cards beneath:
     that is not those cards leaving (forgotten, the orange 3 was counted again)."""
     from vision.classifier import CardClassifier
+    from vision.evaluate import deal_video
 
     video = deal_video("uno-flip", 9403)
     detector = PlacementDetector(CardClassifier.load("uno-flip"))

@@ -166,20 +166,27 @@ def match_events(truth: list, detected: list, fps: int) -> dict:
             "wrong_examples": [f"frame {t.frame_index}: {t.label} read as {d.label}" for t, d in wrong[:10]]}
 
 
-def video_report(deck: str, models_dir: Path, seed: int, placements: int, split: str) -> dict:
+def deal_video(deck: str, seed: int, placements: int = 200, split: str = "heldout"):
+    """The deal video of `--video-seeds SEED`: `placements` cards of the deck at random, every
+    17th the same label as the one before."""
     from rules.cards import DECKS
-    from vision.classifier import CardClassifier
-    from vision.placement import Placement, PlacementDetector
     from vision.synth import make_deal_video
 
     labels = DECKS[deck].labels
     rng = np.random.default_rng(seed)
     picked = [labels[i] for i in rng.integers(len(labels), size=placements)]
     # p_repeat=0: the count of placements stays exactly as asked; same-label-twice still
-    # happens by chance and is forced below by repeating some labels.
+    # happens by chance and is forced here by repeating some labels.
     for i in range(1, len(picked), 17):
         picked[i] = picked[i - 1]
-    video = make_deal_video(rng, picked, deck, split=split, p_repeat=0.0)
+    return make_deal_video(rng, picked, deck, split=split, p_repeat=0.0)
+
+
+def video_report(deck: str, models_dir: Path, seed: int, placements: int, split: str) -> dict:
+    from vision.classifier import CardClassifier
+    from vision.placement import Placement, PlacementDetector
+
+    video = deal_video(deck, seed, placements, split)
     detector = PlacementDetector(CardClassifier.load(deck, models_dir))
     detected, unsure = [], []
     t0 = time.perf_counter()
