@@ -15,7 +15,8 @@ from device.buttons import ButtonPress
 from device.calibration import CalibrationFlow, load_stored, profile_path
 from device.cli import main as tablemate
 from rules.cards import DECKS, label_to_dirname
-from vision.adapt import PROFILE_VERSION, CalibratedClassifier, Profile, ProfileError, calibrate, look_model_for
+from vision.adapt import (PROFILE_VERSION, CalibratedClassifier, Profile, ProfileError, augmentations_per_crop, calibrate,
+                          look_model_for)
 from vision.classifier import CardClassifier
 from vision.foreign_eval import capture_printing
 from vision.render_foreign import ForeignStyle, foreign_faces, render_foreign
@@ -165,7 +166,9 @@ def test_update_replaces_only_the_labels_given(base, foreign, profile):
     assert updated.counts["7"] == 2 and updated.counts["8"] == 1
     sevens = updated.embeddings[updated.sample_labels == LABELS.index("7")]
     eights = updated.embeddings[updated.sample_labels == LABELS.index("8")]
-    assert len(sevens) == 2 * len(profile.embeddings[profile.sample_labels == LABELS.index("7")])
+    # each crop, both ways up, with its share of the label's altered copies
+    assert len(sevens) == 2 * 2 * (1 + augmentations_per_crop(2))
+    assert len(profile.embeddings[profile.sample_labels == LABELS.index("7")]) == 2 * (1 + augmentations_per_crop(1))
     np.testing.assert_array_equal(eights, profile.embeddings[profile.sample_labels == LABELS.index("8")])
 
 
