@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.vision_fixtures import card_face, card_quad, place, surface
-from vision.geometry import CANON_H, CANON_W, order_corners, quad_iou, warp_card
+from vision.geometry import CANON_H, CANON_W, intersection_area, order_corners, quad_iou, warp_card
 from vision.locate import find_cards
 
 
@@ -30,6 +30,31 @@ def test_order_corners_gives_short_top_side_clockwise_whatever_the_input_order(a
         (ax, ay), (bx, by) = q[1] - q[0], q[2] - q[1]
         assert ax * by - ay * bx > 0                                              # clockwise on screen (y down)
         np.testing.assert_allclose(q, order_corners(quad), atol=1e-4)  # one answer per quad
+
+
+def test_overlap_of_two_outlines_ending_at_the_frame_edge_is_not_zero():
+    # Two outlines of one UNO Flip card at the frame's left edge (deal video 9403, frame 10128):
+    # one corner of the inner lies on the outer's edge, and cv2.intersectConvexConvex says 0.
+    outer = np.float32([[-5.042438507080078, 179.6963348388672], [71.33692932128906, 63.11729431152344],
+                        [231.3435821533203, 167.94923400878906], [154.96421813964844, 284.52825927734375]])
+    inner = np.float32([[0.0, 183.0], [68.0, 72.0], [223.0, 168.0], [155.0, 275.0]])
+    assert intersection_area(outer, inner) == pytest.approx(cv2.contourArea(inner), rel=1e-4)
+    assert intersection_area(inner, outer) == pytest.approx(cv2.contourArea(inner), rel=1e-4)
+    assert quad_iou(outer, inner) == pytest.approx(cv2.contourArea(inner) / cv2.contourArea(outer), rel=1e-3)
+
+
+def test_intersection_area_agrees_with_opencv_where_opencv_finds_an_overlap():
+    rng = np.random.default_rng(0)
+    box = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) / 2
+    for _ in range(500):
+        quads = []
+        for centre in (rng.uniform(0, 300, 2),) * 2:
+            turn = rng.uniform(0, np.pi)
+            rot = np.array([[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]])
+            quads.append((box * rng.uniform(20, 150, 2) @ rot.T + centre + rng.normal(0, 60, 2)).astype(np.float32))
+        want = cv2.intersectConvexConvex(*quads)[0]
+        if want > 0:
+            assert intersection_area(*quads) == pytest.approx(want, rel=1e-4)
 
 
 def test_warp_card_gives_the_face_as_a_portrait_crop_either_way_up():

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from vision.geometry import CARD_ASPECT, order_corners, quad_area, quad_iou
+from vision.geometry import CARD_ASPECT, intersection_area, order_corners, quad_area, quad_iou
 
 # Frames are located at this long-side size at most (quads are scaled back to the input).
 WORK_LONG_SIDE = 640
@@ -443,8 +443,7 @@ def _dedupe(cands: list[Candidate], iou: float, min_support: float,
 
 
 def _inside(inner: Candidate, outer: Candidate) -> bool:
-    inter, _ = cv2.intersectConvexConvex(inner.quad, outer.quad)
-    return inter > 0.8 * quad_area(inner.quad)
+    return intersection_area(inner.quad, outer.quad) > 0.8 * quad_area(inner.quad)
 
 
 def _suppress(cands: list[Candidate]) -> list[Candidate]:

@@ -54,7 +54,7 @@ import cv2
 import numpy as np
 
 from vision.classifier import NOT_SURE
-from vision.geometry import CARD_ASPECT, card_transform, quad_area, quad_aspect, quad_iou, warp_card
+from vision.geometry import CARD_ASPECT, card_transform, intersection_area, quad_area, quad_aspect, quad_iou, warp_card
 from vision.locate import locate_candidates
 
 
@@ -463,7 +463,7 @@ class PlacementDetector:
         chosen = []
         for p, prediction in read:
             area = quad_area(p.quad)
-            if all(cv2.intersectConvexConvex(p.quad, c.quad)[0] < 0.5 * min(area, quad_area(c.quad))
+            if all(intersection_area(p.quad, c.quad) < 0.5 * min(area, quad_area(c.quad))
                    for c, _ in chosen):
                 chosen.append((p, prediction))
         return chosen
@@ -635,7 +635,7 @@ class PlacementDetector:
 
     def _under_a_card_that_left(self, quad, vacated) -> bool:
         area = quad_area(quad)
-        return any(vacated[i] and cv2.intersectConvexConvex(quad, k.quad)[0] >= 0.25 * area
+        return any(vacated[i] and intersection_area(quad, k.quad) >= 0.25 * area
                    for i, k in enumerate(self._known[:len(vacated)]))
 
     def _where_a_card_was(self, quad) -> bool:
@@ -706,7 +706,7 @@ def _shrunk(frame, long_side: int) -> np.ndarray:
 def _overlap(a, b) -> float:
     """Intersection of two quads over the smaller one's area."""
     smaller = min(quad_area(a), quad_area(b))
-    return cv2.intersectConvexConvex(a, b)[0] / smaller if smaller > 0 else 0.0
+    return intersection_area(a, b) / smaller if smaller > 0 else 0.0
 
 
 LOOK_SIZE = (24, 34)
