@@ -50,6 +50,19 @@ def test_training_samples_mix_the_kinds_and_reuse_a_larger_cache(tmp_path, monke
     assert list(mixed.decks) == [0, 0, 0, 0, GENERIC, GENERIC]
 
 
+def test_a_smaller_cache_is_extended_with_the_same_printings_a_full_run_makes(tmp_path, monkeypatch):
+    from vision import train_look
+
+    monkeypatch.setattr(train_look, "DATA_DIR", tmp_path)
+    train_look.cached_look_samples(2, 5, kind="generic")
+    longer = train_look.cached_look_samples(3, 5, kind="generic")  # printing 2 made, 0 and 1 read
+    whole = make_look_samples(3, seed=5, kind="generic")
+    np.testing.assert_array_equal(longer.x, whole.x)
+    np.testing.assert_array_equal(longer.labels, whole.labels)
+    assert train_look.look_cache_path(3, 5, "generic").exists()
+    np.testing.assert_array_equal(make_look_samples(3, seed=5, kind="generic", start=2).x, whole.x[2:])
+
+
 def test_recolour_changes_the_colours_not_the_card_outline():
     rng = np.random.default_rng(1)
     face = np.zeros((60, 40, 4), np.uint8)

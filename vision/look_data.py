@@ -141,14 +141,17 @@ def _printing_star(args):
     return _printing(*args)
 
 
-def make_look_samples(printings: int, seed: int, workers: int = 1, kind: str = "family") -> LookSamples:
-    """`printings` printings of `kind` (seeded each by (seed, index)), made by `workers` processes."""
+def make_look_samples(printings: int, seed: int, workers: int = 1, kind: str = "family",
+                      start: int = 0) -> LookSamples:
+    """Printings start .. printings-1 of `kind` (seeded each by (seed, index)), made by `workers`
+    processes: with a start, the rest of a set whose first `start` printings are cached."""
     import multiprocessing
 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
     t0 = time.perf_counter()
-    jobs = [(seed, p, kind) for p in range(printings)]
+    jobs = [(seed, p, kind) for p in range(start, printings)]
+    printings = len(jobs)
     out = []
     # forkserver, not fork: a fork of a process whose other threads (OpenCV's, onnxruntime's)
     # hold a lock at that moment can hang in the child; the server forks from a clean process.

@@ -1,12 +1,12 @@
 """Train the look network: an embedding in which two captures of the same card face lie close.
 
-    python -m vision.train_look                    # -> models/card-look.onnx + card-look.json
+    python -m vision.train_look --threads 1        # -> models/card-look.onnx + card-look.json
     python -m vision.train_look --printings 300 --epochs 2 --out /tmp/look   # a quick try
 
 Calibration to the user's own deck (vision.adapt) compares each crop with the crops the user
 showed. The deck classifiers' features were trained to name the training renderer's cards and
 read a foreign print poorly; this network is trained for the comparison itself. The data
-(vision.look_data) are printings of all three decks' training renderers and, half of them
+(vision.look_data) are printings of all three decks' training renderers and, two thirds of them
 (--generic-share), of the invented game of vision.render_generic (random layouts, palettes and
 symbols: cards in general, not the training family), each recoloured as a whole, with two
 captures of each of 8 of its cards from independent scenes. The loss asks each
@@ -19,8 +19,10 @@ The network is the classifiers' backbone (vision.train.build_model) without its 
 classification layer: the last feature map (128 x 5 x 4), flattened, projected to 128 values
 and scaled to unit length (the ONNX output `embedding`). One network serves every deck. Needs
 the `train` extra (PyTorch); the device reads the ONNX file with onnxruntime. Data generation
-is cached under data/ (each kind apart) and takes ~5-6 min per 1000 printings on one core;
-training on 4000 printings ~25 min on one thread.
+is cached under data/ (each kind apart; a larger set of the same seed is made by extending a
+smaller cache, its first printings being the same) and takes ~5 min per 1000 printings on one
+core; training on the default 6000 printings (2000 family + 4000 generic) for 15 epochs ~28 min
+on one thread.
 """
 
 from __future__ import annotations
@@ -90,6 +92,19 @@ def cached_look_samples(printings: int, seed: int, workers: int = 1, kind: str =
             log.info("using the first %d printings of cached samples %s", printings, larger[0][1])
             with np.load(larger[0][1]) as z:
                 return LookSamples(**{f.name: z[f.name][:printings] for f in fields(LookSamples)})
+        smaller = sorted((int(m.group(1)), f) for f in DATA_DIR.glob(f"look-*-s{seed}-*.npz")
+                         if (m := re.fullmatch(pattern, f.name)) and int(m.group(1)) < printings)
+        if smaller:  # the same first printings: make only the rest
+            n, small_path = smaller[-1]
+            log.info("extending cached samples %s (%d printings) to %d", small_path, n, printings)
+
+            def extend():
+                with np.load(small_path) as z:
+                    head = LookSamples(**{f.name: z[f.name] for f in fields(LookSamples)})
+                tail = make_look_samples(printings, seed, workers, kind, start=n)
+                return LookSamples(*(np.concatenate([getattr(head, f.name), getattr(tail, f.name)])
+                                     for f in fields(LookSamples)))
+            return cached(path, extend, LookSamples)
     return cached(path, lambda: make_look_samples(printings, seed, workers, kind), LookSamples)
 
 
@@ -198,7 +213,10 @@ def train(args) -> int:
         "embedding_dim": EMBEDDING_DIM,
         "training": {"seed": args.seed, "printings": args.printings, "epochs": args.epochs,
                      "batch_printings": args.batch_printings, "lr": args.lr, "temperature": TEMPERATURE,
-                     "generic_share": args.generic_share, "data_version": LOOK_DATA_VERSION,
+                     "generic_share": args.generic_share,
+                     "generic_printings": int(round(args.printings * args.generic_share)),
+                     "family_printings": args.printings - int(round(args.printings * args.generic_share)),
+                     "data_version": LOOK_DATA_VERSION,
                      "generic_data_version": GENERIC_DATA_VERSION, "val_one_shot_accuracy": val_acc,
                      "minutes": round((time.perf_counter() - t_start) / 60, 1), "command": args.command,
                      "data": "vision.look_data: recoloured printings, 8 cards x 2 captures each: of the training "
@@ -236,12 +254,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vision.train_look", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--printings", type=int, default=4000, help="training printings (8 cards x 2 captures each)")
-    parser.add_argument("--generic-share", type=float, default=0.5,
+    parser.add_argument("--printings", type=int, default=6000, help="training printings (8 cards x 2 captures each)")
+    parser.add_argument("--generic-share", type=float, default=0.6667,
                         help="share of the training printings drawn by vision.render_generic (0: the training family only)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads and data-generation processes")
     parser.add_argument("--val-printings", type=int, default=150)
-    parser.add_argument("--epochs", type=int, default=12)
+    parser.add_argument("--epochs", type=int, default=15)
     parser.add_argument("--batch-printings", type=int, default=16, help="printings per batch (x 16 crops)")
     parser.add_argument("--data-only", action="store_true", help="generate (and cache) the data, do not train")
     parser.add_argument("--lr", type=float, default=3e-3)
