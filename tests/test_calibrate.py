@@ -296,3 +296,18 @@ def test_foreign_eval_reads_with_another_look_model_and_reports_nearest_sample_a
     assert "card-look.onnx" in capsys.readouterr().err
     assert foreign_eval(["--deck", DECK, "--look-model", str(tmp_path)]) == 2
     assert "look model" in capsys.readouterr().err
+
+
+def test_foreign_eval_measures_other_scoring_parameters_and_refuses_unknown_ones(capsys):
+    from vision.adapt import CalibrationParams
+    from vision.foreign_eval import evaluate_deck, main as foreign_eval
+
+    default = evaluate_deck(DECK, None, 11, 1, 1)
+    assert default["params"] == CalibrationParams().__dict__
+    # A confidence no softmax reaches: every card refused, so the parameters were used.
+    strict = evaluate_deck(DECK, None, 11, 1, 1, params=CalibrationParams(min_confidence=1.01))
+    assert strict["params"]["min_confidence"] == 1.01
+    assert strict["1 sample"]["rejected"] == 1.0 and strict["3 samples"]["rejected"] == 1.0
+    assert strict["before"] == default["before"]    # the model alone does not read through a profile
+    assert foreign_eval(["--deck", DECK, "--params", '{"bogus": 1}']) == 2
+    assert "--params" in capsys.readouterr().err
