@@ -148,14 +148,8 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
     scoring parameters (to measure another choice without changing the code's defaults)."""
     import numpy as np
 
-    from vision.adapt import CalibratedClassifier, CalibrationParams, calibrate as calibrate_with_defaults, describe
+    from vision.adapt import CalibratedClassifier, CalibrationParams, calibrate, describe
     from vision.classifier import CardClassifier
-
-    def calibrate(*args, **kwargs):
-        profile = calibrate_with_defaults(*args, **kwargs)
-        if params is not None:
-            profile.params = params
-        return profile
 
     base = CardClassifier.load(deck, models_dir)
     look = load_look(base, look_model)
@@ -174,7 +168,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
         conditions["before"].append((_predictions(base, probs, label_of_class), test.y))
         for k, name in ((1, "1 sample"), (3, "3 samples")):
             t = time.perf_counter()
-            profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()}, look=look)
+            profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()}, params, look=look)
             t_calib.append((k, time.perf_counter() - t))
             calibrated = CalibratedClassifier(base, profile, deck, look=look)
             conditions[name].append((_predictions(calibrated, calibrated.scores_to_probabilities(logits, embeddings),
@@ -185,7 +179,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
         rng = np.random.default_rng(seed + p)
         unseen = base.labels[rng.integers(len(base.labels))]
         profile = calibrate(base, deck, {lab: crops for lab, crops in calibration.items() if lab != unseen},
-                            look=look)
+                            params, look=look)
         calibrated = CalibratedClassifier(base, profile, deck, look=look)
         rows = test.y == label_of_class[unseen]
         pred = _predictions(calibrated, calibrated.scores_to_probabilities(logits[rows], embeddings[rows]),
