@@ -44,6 +44,7 @@ import cv2
 import numpy as np
 
 from vision.render import CARD_H, CARD_W, FONT_DIR, FONTS, _corner_alpha, _fit_mask, _paint
+from vision.render_uno import _arrow as uno_arrow
 
 NUMBERS = tuple(str(n) for n in range(14))
 MODIFIERS = ("+1", "+2", "+4", "+5", "+6", "+8", "+10", "x2", "/2", "-2", "-4", "-6", "-8", "-10")
@@ -220,12 +221,8 @@ def _label_colour(style: GenericStyle, label: str) -> RGB:
 
 
 def _arrow(m: np.ndarray, p0, p1, t: int, head: float) -> None:
-    p0, p1 = np.asarray(p0, float), np.asarray(p1, float)
-    d = (p1 - p0) / (np.linalg.norm(p1 - p0) + 1e-6)
-    n = np.array([-d[1], d[0]])
-    cv2.line(m, tuple(int(v) for v in p0), tuple(int(v) for v in p1 - d * head * 0.6), 1.0, t, cv2.LINE_AA)
-    tri = np.array([p1, p1 - d * head + n * head * 0.6, p1 - d * head - n * head * 0.6])
-    cv2.fillPoly(m, [np.round(tri).astype(np.int32)], 1.0, cv2.LINE_AA)
+    """vision.render_uno's arrow in this game's proportions (the look network's data were drawn so)."""
+    uno_arrow(m, p0, p1, t, head, shaft=0.6, spread=0.6, subpixel=False)
 
 
 def _card_outline(m, cx, cy, w, h, angle, t, fill: bool = False) -> None:

@@ -52,13 +52,19 @@ def _parse(label: str) -> tuple[str | None, str]:
 # ---------------------------------------------------------------------------------------------
 # symbols as masks
 
-def _arrow(m: np.ndarray, p0, p1, t: int, head: float) -> None:
+def _arrow(m: np.ndarray, p0, p1, t: int, head: float, shaft: float = 0.7, spread: float = 0.65,
+           subpixel: bool = True) -> None:
+    """An arrow from p0 to p1 drawn into mask m: a line of width t ending `shaft` x head before the
+    tip, a head `head` long and 2 x `spread` x head wide (its corners to a quarter pixel)."""
     p0, p1 = np.asarray(p0, float), np.asarray(p1, float)
     d = (p1 - p0) / (np.linalg.norm(p1 - p0) + 1e-6)
     n = np.array([-d[1], d[0]])
-    cv2.line(m, tuple(int(v) for v in p0), tuple(int(v) for v in p1 - d * head * 0.7), 1.0, t, cv2.LINE_AA)
-    tri = np.array([p1, p1 - d * head + n * head * 0.65, p1 - d * head - n * head * 0.65])
-    cv2.fillPoly(m, [np.round(tri * 4).astype(np.int32)], 1.0, cv2.LINE_AA, shift=2)
+    cv2.line(m, tuple(int(v) for v in p0), tuple(int(v) for v in p1 - d * head * shaft), 1.0, t, cv2.LINE_AA)
+    tri = np.array([p1, p1 - d * head + n * head * spread, p1 - d * head - n * head * spread])
+    if subpixel:
+        cv2.fillPoly(m, [np.round(tri * 4).astype(np.int32)], 1.0, cv2.LINE_AA, shift=2)
+    else:
+        cv2.fillPoly(m, [np.round(tri).astype(np.int32)], 1.0, cv2.LINE_AA)
 
 
 @functools.lru_cache(maxsize=256)
