@@ -46,17 +46,24 @@ def deck_recipe(deck: str) -> dict:
     return {**BASE_RECIPE, **DECK_RECIPES.get(deck, {})}
 
 
-def build_model(num_classes: int):
+def backbone_channels(width: float = 1.0) -> list[int]:
+    """The six conv layers' output channels: 16-32-32-64-64-128 times `width` (rounded)."""
+    return [int(round(c * width)) for c in (16, 32, 32, 64, 64, 128)]
+
+
+def build_model(num_classes: int, width: float = 1.0):
     """A small all-convolutional net: six 3x3 conv + BN + ReLU layers (four of stride 2), global
-    average pooling, one linear layer. ~150 k parameters, ~10 M multiply-adds at 56 x 80."""
+    average pooling, one linear layer. ~150 k parameters, ~10 M multiply-adds at 56 x 80.
+    `width` scales every layer's channels (the look network's option; the deck classifiers use 1)."""
     import torch.nn as nn
 
     def block(cin, cout, stride):
         return [nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True)]
 
+    c1, c2, c3, c4, c5, c6 = backbone_channels(width)
     return nn.Sequential(
-        *block(3, 16, 2), *block(16, 32, 2), *block(32, 32, 1), *block(32, 64, 2), *block(64, 64, 1),
-        *block(64, 128, 2), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2), nn.Linear(128, num_classes))
+        *block(3, c1, 2), *block(c1, c2, 2), *block(c2, c3, 1), *block(c3, c4, 2), *block(c4, c5, 1),
+        *block(c5, c6, 2), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2), nn.Linear(c6, num_classes))
 
 
 def cached(path: Path, make, kind):

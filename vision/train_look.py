@@ -17,12 +17,13 @@ round together or not at all, so "6" and a turned "9" stay different cards.
 
 The network is the classifiers' backbone (vision.train.build_model) without its pooling and
 classification layer: the last feature map (128 x 5 x 4), flattened, projected to 128 values
-and scaled to unit length (the ONNX output `embedding`). One network serves every deck. Needs
-the `train` extra (PyTorch); the device reads the ONNX file with onnxruntime. Data generation
-is cached under data/ (each kind apart; a larger set of the same seed is made by extending a
-smaller cache, its first printings being the same) and takes ~5 min per 1000 printings on one
-core; training on the default 6000 printings (2000 family + 4000 generic) for 15 epochs ~28 min
-on one thread.
+and scaled to unit length (the ONNX output `embedding`). `--width` scales the backbone's
+channels (default 1: the committed network; 1.5 was tried, see models/calibration.md). One
+network serves every deck. Needs the `train` extra (PyTorch); the device reads the ONNX file
+with onnxruntime. Data generation is cached under data/ (each kind apart; a larger set of the
+same seed is made by extending a smaller cache, its first printings being the same) and takes
+~5 min per 1000 printings on one core; training on the default 6000 printings (2000 family +
+4000 generic) for 15 epochs ~28 min on one thread.
 """
 
 from __future__ import annotations
@@ -48,19 +49,22 @@ EMBEDDING_DIM = 128
 TEMPERATURE = 0.1
 
 
-def build_look_model(dim: int = EMBEDDING_DIM):
+def build_look_model(dim: int = EMBEDDING_DIM, width: float = 1.0):
+    """The backbone of vision.train.build_model (`width` times its channels) and a projection of
+    its last feature map (channels x 5 x 4) to `dim` values of unit length."""
     import torch
     import torch.nn as nn
 
-    from vision.train import build_model
+    from vision.train import backbone_channels, build_model
 
-    backbone = build_model(1)[:-4]  # drop pooling, flatten, dropout, linear
+    backbone = build_model(1, width)[:-4]  # drop pooling, flatten, dropout, linear
+    channels = backbone_channels(width)[-1]
 
     class LookNet(nn.Module):
         def __init__(self):
             super().__init__()
             self.backbone = backbone
-            self.project = nn.Sequential(nn.Flatten(), nn.Dropout(0.1), nn.Linear(128 * 5 * 4, dim))
+            self.project = nn.Sequential(nn.Flatten(), nn.Dropout(0.1), nn.Linear(channels * 5 * 4, dim))
 
         def forward(self, x):
             return nn.functional.normalize(self.project(self.backbone(x)), dim=1)
@@ -164,6 +168,8 @@ def train(args) -> int:
     import torch
     import torch.nn.functional as F
 
+    from vision.train import backbone_channels
+
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     import cv2
@@ -177,7 +183,9 @@ def train(args) -> int:
     if args.data_only:
         return 0
     x = train_set.x
-    model = build_look_model()
+    model = build_look_model(width=args.width)
+    log.info("look network: width %g (channels %s), %d parameters", args.width,
+             "-".join(map(str, backbone_channels(args.width))), sum(p.numel() for p in model.parameters()))
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=5e-4)
     steps = len(x) // args.batch_printings
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.epochs * steps, pct_start=0.15)
@@ -211,6 +219,7 @@ def train(args) -> int:
         "input": {"width": INPUT_W, "height": INPUT_H, "channel_order": "rgb", "resize": "area"},
         "normalize": {"mean": list(MEAN), "std": list(STD)},
         "embedding_dim": EMBEDDING_DIM,
+        "backbone": {"width_multiplier": args.width, "channels": backbone_channels(args.width)},
         "training": {"seed": args.seed, "printings": args.printings, "epochs": args.epochs,
                      "batch_printings": args.batch_printings, "lr": args.lr, "temperature": TEMPERATURE,
                      "generic_share": args.generic_share,
@@ -263,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-printings", type=int, default=16, help="printings per batch (x 16 crops)")
     parser.add_argument("--data-only", action="store_true", help="generate (and cache) the data, do not train")
     parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--width", type=float, default=1.0,
+                        help="channel multiplier of the backbone (1: 16-32-32-64-64-128, the committed network)")
     parser.add_argument("--out", default=str(MODELS_DIR), help="output folder (default: models/)")
     args = parser.parse_args(argv)
     args.command = "python -m vision.train_look " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
