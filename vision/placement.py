@@ -421,7 +421,9 @@ class PlacementDetector:
             if i in used or gone[i] or under_unsure[i]:
                 continue
             over = [q.quad for j, q in enumerate(self._known[i + 1:], i + 1) if not gone[j]]
-            if not _looks_like_itself(frame, k, over + [p.quad for p, _ in readings]):
+            # (Nor with the rims of the cards read now: an outline a little off, as on a card its
+            # edge is harder to see, leaves a band of the new card on what shows of this one.)
+            if not _looks_like_itself(frame, k, over + [_grown(p.quad, RIM) for p, _ in readings]):
                 gone[i] = True
         # Less than half a card's worth of change with no card found in it is a card pushed a
         # little that the locator could not outline (or a crumb, a shadow): it proves nothing,
