@@ -408,3 +408,38 @@ def test_a_card_outlined_a_little_off_over_another_leaves_the_one_beneath_known(
         if i == off_to - 1:
             assert sorted(k.label for k in detector._known) == ["plus8", "three"]
     assert_events_match(events, clip.events)
+
+
+def test_a_card_read_in_the_place_of_the_card_slid_off_it_is_the_card_beneath(monkeypatch):
+    """UNO Flip deal video 9303, frame 3787: a blue 1 laid nearly over a purple card is slid off,
+    and the locator outlines the purple card where the blue one lay (the change has the blue
+    card's shape). A purple reading in the blue card's very place, with the purple card's own
+    picture back in its own place, is the purple card uncovered (the blue one has gone), not a
+    purple card dealt."""
+    clip = Clip(np.random.default_rng(17), "wood")
+    ink, frame = (60, 30, 190), (60, 90, 160)
+    clip.faces = {"purple": plain_face("S", (150, 40, 140), ink, frame),
+                  "blue": plain_face("1", (225, 235, 240), ink, frame), "green": clip.faces["green"]}
+    clip.still(5)
+    beneath, over = card_quad((300, 240), 10, 180), card_quad((310, 245), 13, 180)
+    clip.place("purple", beneath)
+    clip.place("blue", over, side="right")
+    slid_from = len(clip.frames)
+    clip.slide_away(1, "right")
+    slid_to = len(clip.frames)
+    clip.place("green", card_quad((500, 120), 80, 150), side="top")
+    sliding = [False]
+    detector = PlacementDetector(ColourClassifier(clip.faces))
+    real_locate_changed = detector._locate_changed
+
+    def locate_changed(frame, mask, **kw):      # the purple card outlined where the blue one lay
+        found = real_locate_changed(frame, mask, **kw)
+        return [(over.copy(), 0.9)] if sliding[0] and found else found
+
+    monkeypatch.setattr(detector, "_locate_changed", locate_changed)
+    events = []
+    for i, frame in enumerate(clip.frames):
+        sliding[0] = slid_from <= i < slid_to
+        events += detector.feed(frame, i)
+    assert_events_match(events, clip.events)
+    assert sorted(k.label for k in detector._known) == ["green", "purple"]

@@ -356,7 +356,7 @@ class PlacementDetector:
             no_card = prediction.label is None and prediction.reason != NOT_SURE
             moved = None if no_card else self._moved_from(p.quad, prediction.label, look, vacated, exposed, used)
             # Seen again in its place; not uncovered by the very card that may be this one, moved.
-            revealed = self._revealed(p.quad, prediction.label, p.changed,
+            revealed = self._revealed(frame, p.quad, prediction.label, p.changed,
                                       [v and i != moved for i, v in enumerate(left)], used)
             # Both a card moved and one seen again in its place (twins, one over the other): the
             # one whose outline it is more nearly.
@@ -675,9 +675,10 @@ class PlacementDetector:
                     best, best_iou = i, iou
         return best
 
-    def _revealed(self, quad, label, changed, vacated, used) -> int | None:
+    def _revealed(self, frame, quad, label, changed, vacated, used) -> int | None:
         """Index of the known card this one is, still in its place but seen better now: the same
-        label in mostly the same place, and either a card that lay on it has left, or only part
+        label in mostly the same place, and either a card that lay on it has left (or is read
+        over with this label, the known card's own picture back in its own place), or only part
         of it changed (a new card of the same label landing there would change nearly all of it)."""
         if label is None:
             return None
@@ -692,6 +693,12 @@ class PlacementDetector:
             uncovered = any(vacated[j] and _overlap(self._known[j].quad, k.quad) >= 0.1
                             for j in range(i + 1, len(vacated)))
             if uncovered and _overlap(quad, k.quad) >= 0.5:
+                return i
+            # Read in the very place of a card of another label that lay on it (that card cannot
+            # be there: its place shows this label), with its own picture back in its own place.
+            replaced = any(self._known[j].label not in (None, label) and quad_iou(quad, self._known[j].quad) >= 0.7
+                           and _overlap(self._known[j].quad, k.quad) >= 0.1 for j in range(i + 1, len(vacated)))
+            if replaced and _overlap(quad, k.quad) >= 0.5 and _same_look(_look(frame, k.quad), k.look, REVEALED_LOOK):
                 return i
             # Dragged a little by a card slid off it: still mostly the picture that was there.
             if iou >= 0.3 and changed < 0.5:
@@ -733,6 +740,8 @@ RELABEL_MIN_CHANGE, RELABEL_OVERLAP = 0.15, 0.2
 # A known card read again (by label) over this share of a card of another label that lay over
 # it: that card has gone.
 UNCOVERED_OVERLAP = 0.5
+# A known card whose picture correlates this much, in its own place, with how it was seen.
+REVEALED_LOOK = 0.9
 # A known card in view whose look correlates less than this with how it was first seen has gone.
 LOOK_KEPT = 0.5
 # Share of a known card's place that must be in view for its look to tell whether a sliver of
