@@ -443,3 +443,31 @@ def test_a_card_read_in_the_place_of_the_card_slid_off_it_is_the_card_beneath(mo
         events += detector.feed(frame, i)
     assert_events_match(events, clip.events)
     assert sorted(k.label for k in detector._known) == ["green", "purple"]
+
+
+def test_a_known_card_outlined_anew_in_its_place_keeps_its_look_with_its_outline():
+    """Vengeance deal video 9303, frame 4453: a card pushed a little is outlined anew in its place
+    (a better view replaces its outline); its look must be cut at the new outline too. With the
+    old look and the new outline the card no longer looked like itself (a dark discard: 0.28)
+    at the next change, and it and the card under it were forgotten and counted again."""
+    from vision.placement import _look, _same_look
+
+    clip = Clip(np.random.default_rng(18), "wood")
+    clip.still(5)
+    clip.place("violet", card_quad((320, 240), 20, 180))
+    detector = PlacementDetector(ColourClassifier(clip.faces))
+    events = run(detector, clip.frames)
+    (known,) = detector._known
+    known.quad = known.quad + np.float32([7, -5])       # outlined a little off when first seen
+    known.look, known.score = _look(clip.frames[-1], known.quad), 0.5
+    start = len(clip.frames)
+    clip.nudge(0, (3, 2), 1)
+    pushed_to = clip.lying[-1][1]
+    real_locate_changed = detector._locate_changed
+    detector._locate_changed = lambda frame, mask, **kw: [(pushed_to.copy(), 0.99)] if real_locate_changed(frame, mask, **kw) else []
+    for i in range(start, len(clip.frames)):
+        events += detector.feed(clip.frames[i], i)
+    (known,) = detector._known
+    assert np.allclose(known.quad, pushed_to)        # outlined anew, in place (too little changed to be a move)
+    assert _same_look(_look(clip.frames[-1], known.quad), known.look, 0.95)
+    assert [e.label for e in events] == ["violet"]

@@ -223,7 +223,8 @@ class PlacementDetector:
                 probs = self._relabelled(frame, quad, changed)
                 if probs is None:
                     if match is not None and score >= match.score:
-                        match.quad, match.score = quad, score    # a known card, at most slightly moved
+                        # A known card, at most slightly moved: its look goes with its outline.
+                        match.quad, match.look, match.score = quad, _look(frame, quad), score
                     continue
             if probs is None:
                 probs = self._probabilities(frame, [quad])[0]
