@@ -90,14 +90,14 @@ def cached_look_samples(printings: int, seed: int, workers: int = 1, kind: str =
     path = look_cache_path(printings, seed, kind)
     if not path.exists():
         pattern = re.escape(look_cache_path(999999, seed, kind).name).replace("999999", "([0-9]+)")
-        larger = sorted((int(m.group(1)), f) for f in DATA_DIR.glob(f"look-*-s{seed}-*.npz")
-                        if (m := re.fullmatch(pattern, f.name)) and int(m.group(1)) > printings)
+        sizes = sorted((int(m.group(1)), f) for f in DATA_DIR.glob(f"look-*-s{seed}-*.npz")
+                       if (m := re.fullmatch(pattern, f.name)))       # the caches of this seed, kind and version
+        larger = [(n, f) for n, f in sizes if n > printings]
+        smaller = [(n, f) for n, f in sizes if n < printings]
         if larger:
             log.info("using the first %d printings of cached samples %s", printings, larger[0][1])
             with np.load(larger[0][1]) as z:
                 return LookSamples(**{f.name: z[f.name][:printings] for f in fields(LookSamples)})
-        smaller = sorted((int(m.group(1)), f) for f in DATA_DIR.glob(f"look-*-s{seed}-*.npz")
-                         if (m := re.fullmatch(pattern, f.name)) and int(m.group(1)) < printings)
         if smaller:  # the same first printings: make only the rest
             n, small_path = smaller[-1]
             log.info("extending cached samples %s (%d printings) to %d", small_path, n, printings)
@@ -112,14 +112,19 @@ def cached_look_samples(printings: int, seed: int, workers: int = 1, kind: str =
     return cached(path, lambda: make_look_samples(printings, seed, workers, kind), LookSamples)
 
 
+def printings_of_each_kind(printings: int, generic_share: float) -> dict[str, int]:
+    """{"family": n, "generic": m}: round(printings x generic_share) generic, the rest family."""
+    generic = int(round(printings * generic_share))
+    return {"family": printings - generic, "generic": generic}
+
+
 def training_samples(printings: int, generic_share: float, seed: int, workers: int = 1):
-    """The training printings: round(printings x generic_share) generic ones, the rest of the
-    training family (each kind cached apart), concatenated."""
+    """The training printings of each kind (printings_of_each_kind, each kind cached apart),
+    concatenated."""
     from vision.look_data import LookSamples
 
-    generic = int(round(printings * generic_share))
     parts = [cached_look_samples(n, seed, workers, kind)
-             for n, kind in ((printings - generic, "family"), (generic, "generic")) if n]
+             for kind, n in printings_of_each_kind(printings, generic_share).items() if n]
     return LookSamples(*(np.concatenate([getattr(p, name) for p in parts])
                          for name in ("x", "labels", "decks")))
 
@@ -223,8 +228,8 @@ def train(args) -> int:
         "training": {"seed": args.seed, "printings": args.printings, "epochs": args.epochs,
                      "batch_printings": args.batch_printings, "lr": args.lr, "temperature": TEMPERATURE,
                      "generic_share": args.generic_share,
-                     "generic_printings": int(round(args.printings * args.generic_share)),
-                     "family_printings": args.printings - int(round(args.printings * args.generic_share)),
+                     **{f"{kind}_printings": n for kind, n in
+                        printings_of_each_kind(args.printings, args.generic_share).items()},
                      "data_version": LOOK_DATA_VERSION,
                      "generic_data_version": GENERIC_DATA_VERSION, "val_one_shot_accuracy": val_acc,
                      "minutes": round((time.perf_counter() - t_start) / 60, 1), "command": args.command,
