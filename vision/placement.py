@@ -80,7 +80,8 @@ VisionEvent = Placement | Unsure
 class _Known:
     quad: np.ndarray
     label: str | None
-    look: np.ndarray       # small grey crop for "is it the same picture" checks
+    look: np.ndarray       # small grey crop cut at `quad` for "is it the same picture" checks: the
+                           # two change together (a look cut at another outline reads as another picture)
     score: float           # how well its outline was seen (locator score): a worse view never replaces it
 
 
