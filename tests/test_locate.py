@@ -43,7 +43,11 @@ def test_overlap_of_two_outlines_ending_at_the_frame_edge_is_not_zero():
     assert quad_iou(outer, inner) == pytest.approx(cv2.contourArea(inner) / cv2.contourArea(outer), rel=1e-3)
 
 
-def test_intersection_area_agrees_with_opencv_where_opencv_finds_an_overlap():
+def test_the_clipping_behind_intersection_area_agrees_with_opencv_where_opencv_finds_an_overlap():
+    # intersection_area takes OpenCV's figure when it is not 0, so its own clipping (used when
+    # OpenCV says 0) is checked here against OpenCV where OpenCV is right.
+    from vision.geometry import _clipped_area, _separated
+
     rng = np.random.default_rng(0)
     box = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) / 2
     for _ in range(500):
@@ -53,8 +57,12 @@ def test_intersection_area_agrees_with_opencv_where_opencv_finds_an_overlap():
             rot = np.array([[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]])
             quads.append((box * rng.uniform(20, 150, 2) @ rot.T + centre + rng.normal(0, 60, 2)).astype(np.float32))
         want = cv2.intersectConvexConvex(*quads)[0]
+        a, b = (q.astype(np.float64) for q in quads)
         if want > 0:
             assert intersection_area(*quads) == pytest.approx(want, rel=1e-4)
+            assert not _separated(a, b)
+            assert _clipped_area(a, b) == pytest.approx(want, rel=1e-4, abs=1e-3)
+            assert _clipped_area(b, a) == pytest.approx(want, rel=1e-4, abs=1e-3)
 
 
 def test_warp_card_gives_the_face_as_a_portrait_crop_either_way_up():
