@@ -144,20 +144,18 @@ class Samples:
     y: np.ndarray   # (N,) int64 class index (len(labels) = none)
 
 
-def make_samples(deck: str, n: int, seed: int, split: str = "train", none_frac: float = 0.2,
-                 progress_every: int = 2000, faces_per_label: int = 24) -> Samples:
-    """n crops (cards uniformly over labels, plus about a `none_frac` share of "none")."""
+def sample_quads(deck: str, seed: int, split: str = "train", none_frac: float = 0.2, faces_per_label: int = 24):
+    """Endless (frame, quad, class index) of make_samples: cards uniformly over labels, each at
+    the quad a locator might report, plus about a `none_frac` share of "none" quads. A reader
+    may cut several crops at one quad (vision.evaluate's second look); the stream is the same."""
     rng = np.random.default_rng(seed)
     labels = DECKS[deck].labels
     none_idx = len(labels)
     faces = FacePool(deck, split, rng, per_label=faces_per_label)
-    xs, ys = [], []
-    t0, next_report = time.perf_counter(), progress_every
-    while len(xs) < n:
+    while True:
         if rng.random() < none_frac * 0.5:
             frame, quad = _pair_scene(rng, deck, split, faces)
-            xs.append(_crop(frame, quad))
-            ys.append(none_idx)
+            yield frame, quad, none_idx
         else:
             k = int(rng.choice([1, 1, 2, 3]))
             picked = [labels[i] for i in rng.integers(len(labels), size=k)]
@@ -167,17 +165,27 @@ def make_samples(deck: str, n: int, seed: int, split: str = "train", none_frac: 
             frame, cards = make_scene(rng, picked, deck, size=(400, 300) if small else (640, 480), split=split,
                                       faces=faces, card_size=(85, 180) if small else (120, 290))
             for card in cards:
-                xs.append(_crop(frame, jitter_quad(rng, card.quad)))
-                ys.append(labels.index(card.label))
+                yield frame, jitter_quad(rng, card.quad), labels.index(card.label)
             if rng.random() < none_frac * 1.2:
                 for q in _none_quads(rng, frame.shape, cards):
-                    xs.append(_crop(frame, q))
-                    ys.append(none_idx)
+                    yield frame, q, none_idx
+
+
+def make_samples(deck: str, n: int, seed: int, split: str = "train", none_frac: float = 0.2,
+                 progress_every: int = 2000, faces_per_label: int = 24) -> Samples:
+    """n crops (cards uniformly over labels, plus about a `none_frac` share of "none")."""
+    xs, ys = [], []
+    t0, next_report = time.perf_counter(), progress_every
+    for frame, quad, y in sample_quads(deck, seed, split, none_frac, faces_per_label):
+        xs.append(_crop(frame, quad))
+        ys.append(y)
         if len(xs) >= next_report:
             rate = len(xs) / (time.perf_counter() - t0)
             log.info("%s samples: %d / %d (%.0f per s)", split, len(xs), n, rate)
             next_report += progress_every
-    return Samples(np.stack(xs[:n]), np.array(ys[:n], np.int64))
+        if len(xs) == n:
+            break
+    return Samples(np.stack(xs), np.array(ys, np.int64))
 
 
 def located_quad(rng: np.random.Generator, quad: np.ndarray) -> np.ndarray:
