@@ -30,3 +30,19 @@ def test_several_deal_videos_are_summed_with_each_ones_figures_kept(capsys):
     for key in ("placements", "missed", "doubled", "wrong", "unsure"):
         assert video[key] == per["5"][key] + per["6"][key]
     assert video["placements"] == 6
+
+
+def test_the_detectors_reading_is_reported_both_ways_up_and_with_its_second_look(capsys):
+    """`--reading-only`: the placement detector's reading of the test crops, with and without
+    the second look; the second look only ever turns a "not sure" into a named card."""
+    import json
+
+    from vision.evaluate import main
+
+    assert main(["--deck", "flip7", "--reading-only", "--test-samples", "40"]) == 0
+    reading = json.loads(capsys.readouterr().out)["reading"]
+    assert reading["crops"] == 40 and 0 < reading["cards"] <= 40
+    first, second = reading["both_ways_up"], reading["with_second_look"]
+    assert first["accepted_cards"] <= second["accepted_cards"] <= first["accepted_cards"] + reading["named_by_second_look"]
+    assert reading["named_by_second_look"] <= reading["second_looks"]
+    assert second["reject_rate"] <= first["reject_rate"]

@@ -10,7 +10,9 @@ Held-out means: other seeds AND renderer/surface settings never used in training
    crops through;
 2. test split (seed --seed + 1): report accuracy among accepted cards, reject rate, "none"
    crops rejected, the most confused pairs, through vision.classifier.CardClassifier with the
-   tuned thresholds (the runtime's own reject rule);
+   tuned thresholds (the runtime's own reject rule); then the same for the placement
+   detector's reading at the same quads (vision.reading: both ways up, and a second look at
+   nearby outlines for the cards it is not sure of); `--reading-only` runs just that;
 3. still photos (seed --seed + 3, --scenes photos of 1-4 cards): locate, warp and classify end
    to end, as `tablemate scan` does;
 4. deal video (seed --seed + 2, --placements placements): feed every frame to
@@ -96,6 +98,48 @@ def crop_report(classifier, samples, names: list[str]) -> dict:
         "confused_accepted": [f"{a} -> {b}: {n}" for (a, b), n in confusions.most_common(8)],
         "confused_forced": [f"{a} -> {b}: {n}" for (a, b), n in raw.most_common(8)],
     }
+
+
+def reading_report(classifier, deck: str, seed: int, n: int, split: str, names: list[str]) -> dict:
+    """The placement detector's own reading (vision.reading) on the test crops' quads: the crop
+    both ways up, and for a card it is not sure of, the second look at nearby outlines (taken
+    only when it names the card, as the detector does). Figures as crop_report's, for both."""
+    import itertools
+
+    from vision.classifier import NOT_SURE
+    from vision.dataset import sample_quads
+    from vision.reading import read_probabilities, second_look
+
+    none_index = len(names) - 1
+    first, final, ys = [], [], []
+    for i, (frame, quad, y) in enumerate(itertools.islice(sample_quads(deck, seed, split), n)):
+        prediction = classifier.decide(read_probabilities(classifier, frame, [quad])[0])
+        first.append(prediction)
+        if prediction.reason == NOT_SURE:
+            second = classifier.decide(second_look(classifier, frame, quad))
+            prediction = second if second.label is not None else prediction
+        final.append(prediction)
+        ys.append(y)
+        if (i + 1) % 2000 == 0:
+            log.info("reading: %d / %d crops", i + 1, n)
+    y = np.array(ys)
+
+    def figures(preds):
+        is_card = y != none_index
+        label_of = np.array([names.index(p.label) if p.label is not None else -1 for p in preds])
+        accepted = label_of >= 0
+        acc_cards = accepted & is_card
+        wrong = Counter((names[t], names[p]) for t, p in zip(y[acc_cards], label_of[acc_cards]) if t != p)
+        return {"accepted_cards": int(acc_cards.sum()),
+                "accuracy_accepted": round(1 - sum(wrong.values()) / max(1, int(acc_cards.sum())), 5),
+                "reject_rate": round(1 - int(acc_cards.sum()) / max(1, int(is_card.sum())), 5),
+                "none_rejected": round(float((~accepted[~is_card]).mean()) if (~is_card).any() else 1.0, 5),
+                "confused_accepted": [f"{a} -> {b}: {k}" for (a, b), k in wrong.most_common(8)]}
+
+    return {"crops": n, "cards": int((y != none_index).sum()), "both_ways_up": figures(first),
+            "with_second_look": figures(final),
+            "second_looks": sum(p.reason == NOT_SURE for p in first),
+            "named_by_second_look": sum(a.label is None and b.label is not None for a, b in zip(first, final))}
 
 
 def scene_report(classifier, deck: str, seed: int, scenes: int, split: str) -> dict:
@@ -247,6 +291,9 @@ def main(argv: list[str] | None = None) -> int:
                              "figures over more placements, each video's own figures kept beside the sum")
     parser.add_argument("--video-only", action="store_true",
                         help="only the deal video(s), with the thresholds the sidecar holds; writes nothing")
+    parser.add_argument("--reading-only", action="store_true",
+                        help="only the placement detector's reading of the test crops (both ways up, and "
+                             "with its second look), with the thresholds the sidecar holds; writes nothing")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
@@ -272,6 +319,12 @@ def main(argv: list[str] | None = None) -> int:
         ok = video["missed"] == 0 and video["doubled"] == 0 and video["wrong"] == 0
         print("deal-video targets met" if ok else "deal-video targets NOT met", file=sys.stderr)
         return 0
+    if args.reading_only:
+        log.info("the detector's reading of %d test crops (%s split, seed %d)", args.test_samples, args.split,
+                 args.seed + 1)
+        reading = reading_report(classifier, args.deck, args.seed + 1, args.test_samples, args.split, names)
+        print(json.dumps({"reading": reading, "minutes": round((time.perf_counter() - t0) / 60, 1)}, indent=2))
+        return 0
     log.info("generating %d tuning crops (%s split, seed %d)", args.tune_samples, args.split, args.seed)
     tune = make_samples(args.deck, args.tune_samples, args.seed, args.split)
     probs = np.concatenate([classifier.probabilities(list(tune.x[i:i + 256])) for i in range(0, len(tune.y), 256)])
@@ -290,9 +343,11 @@ def main(argv: list[str] | None = None) -> int:
     test = make_samples(args.deck, args.test_samples, args.seed + 1, args.split)
     crops = crop_report(classifier, test, names)
     log.info("test split: %s", json.dumps(crops))
+    reading = reading_report(classifier, args.deck, args.seed + 1, args.test_samples, args.split, names)
+    log.info("the detector's reading of the test crops: %s", json.dumps(reading))
     metrics = {"split": args.split, "tuning": {k: (round(v, 5) if isinstance(v, float) else v)
                                                for k, v in tuned.items()},
-               "test": crops, "seeds": {"tune": args.seed, "test": args.seed + 1}}
+               "test": crops, "reading": reading, "seeds": {"tune": args.seed, "test": args.seed + 1}}
     if args.scenes:
         log.info("end-to-end scenes: %d (%s split, seed %d)", args.scenes, args.split, args.seed + 3)
         metrics["scenes"] = scene_report(classifier, args.deck, args.seed + 3, args.scenes, args.split)

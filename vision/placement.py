@@ -32,7 +32,9 @@ A state machine, per frame:
   * a change the model is not sure of in nearly the very place of a known card, not changed
     all over, is that card seen again (partly under another, or uncovered): no prompt, and
     it hides none of the cards that were over it;
-  * otherwise a new card: `Placement`, or `Unsure` when the classifier will not name it. A
+  * otherwise a new card: `Placement`, or `Unsure` when the classifier will not name it, not
+    even at a second look (vision.reading: outlines a little off the located one; a card named
+    there is judged as any named card). A
     card laid on top of another leaves the other visible beneath (its place is not vacated),
     so it counts, even with the same label;
   * a known card whose visible part now shows something else and that was not found
@@ -56,6 +58,7 @@ import numpy as np
 from vision.classifier import NOT_SURE
 from vision.geometry import CARD_ASPECT, card_transform, intersection_area, quad_area, quad_aspect, quad_iou, warp_card
 from vision.locate import locate_candidates
+from vision.reading import read_probabilities, second_look
 
 
 @dataclass(frozen=True)
@@ -316,6 +319,10 @@ class PlacementDetector:
                 if best >= 0 and ious[best] >= SEEN_AGAIN_IOU and best not in again.values():
                     again[n] = best
         readings = [r for n, r in enumerate(readings) if n not in again]
+        # Any other reading the model is not sure of gets a second look (vision.reading) before
+        # anything is concluded from it: named now, it is judged as any named card is (moved,
+        # uncovered or new), and only a card named at neither look prompts the table.
+        readings = [(p, self._second_look(frame, p.quad, prediction, frame_index)) for p, prediction in readings]
         # A known card has left its place when the part of it that was visible (not under a later
         # card) and is not under a changed card now shows something else. A change read as "no
         # card" hides nothing: it is often the very place the card left.
@@ -473,11 +480,17 @@ class PlacementDetector:
         return chosen
 
     def _probabilities(self, frame, quads) -> np.ndarray:
-        """Class probabilities per quad, averaged over the crop and the crop turned half round
-        (the model reads both ways up; two looks halve its chance of a lone slip)."""
-        crops = [warp_card(frame, q) for q in quads]
-        probs = self.classifier.probabilities(crops + [c[::-1, ::-1] for c in crops])
-        return (probs[:len(crops)] + probs[len(crops):]) / 2.0
+        return read_probabilities(self.classifier, frame, quads)
+
+    def _second_look(self, frame, quad, prediction, frame_index):
+        if prediction.reason != NOT_SURE:
+            return prediction
+        second = self.classifier.decide(second_look(self.classifier, frame, quad))
+        if second.label is None:
+            return prediction
+        log.debug("frame %d: second look at %s reads %s %.2f", frame_index, quad.mean(axis=0).round(),
+                  second.label, second.confidence)
+        return second
 
     def _accept(self, tiny, mid) -> None:
         self._ref_tiny, self._ref_mid = tiny, mid

@@ -1,0 +1,42 @@
+"""How the placement detector reads a card lying at a quad in a frame.
+
+A reading is the classifier's probabilities averaged over the crop and the crop turned half
+round (the model reads both ways up; two looks halve its chance of a lone slip). A card the
+model is not sure of gets a second look before the table is asked to show it again: the same
+card cut at outlines a little larger, smaller and shifted along each side, all averaged. The
+located outline is often a few pixels off (a soft edge, a shadow, the card beneath), and a crop
+cut a little off the card the model was trained on can leave it torn between the card and
+"none". The second look decides by the same reject rule; `python -m vision.evaluate` measures
+both readings on held-out crops (`reading` in the model's metrics).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vision.geometry import warp_card
+
+# (scale, shift along the first side, shift along the second side), in parts of the card's sides.
+NEARBY_OUTLINES = ((1.0, 0.0, 0.0), (1.04, 0.0, 0.0), (0.96, 0.0, 0.0),
+                   (1.0, 0.03, 0.0), (1.0, -0.03, 0.0), (1.0, 0.0, 0.03), (1.0, 0.0, -0.03))
+
+
+def read_probabilities(classifier, frame_bgr: np.ndarray, quads) -> np.ndarray:
+    """Class probabilities (len(quads), C), each averaged over its crop both ways up."""
+    crops = [warp_card(frame_bgr, q) for q in quads]
+    probs = classifier.probabilities(crops + [c[::-1, ::-1] for c in crops])
+    return (probs[:len(crops)] + probs[len(crops):]) / 2.0
+
+
+def nearby_outlines(quad) -> list[np.ndarray]:
+    """The quad and the outlines of NEARBY_OUTLINES around it, along the quad's own sides (so the
+    same for a card at any rotation)."""
+    q = np.asarray(quad, np.float32)
+    centre, along, across = q.mean(axis=0), q[1] - q[0], q[3] - q[0]
+    return [((q - centre) * scale + centre + a * along + b * across).astype(np.float32)
+            for scale, a, b in NEARBY_OUTLINES]
+
+
+def second_look(classifier, frame_bgr: np.ndarray, quad) -> np.ndarray:
+    """Probabilities (C,) averaged over the nearby outlines of `quad`, each both ways up."""
+    return read_probabilities(classifier, frame_bgr, nearby_outlines(quad)).mean(axis=0)
