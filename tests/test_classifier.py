@@ -66,6 +66,15 @@ def test_a_close_runner_up_is_not_sure_even_when_confident():
     assert (p.label, p.reason) == (None, NOT_SURE)
 
 
+def test_only_a_not_sure_reading_says_which_card_the_model_leaned_to():
+    """The leaning is never a reading: the label stays None; the placement detector uses it only
+    to recognise an unnamed card when the model names it later."""
+    unsure = clf(min_confidence=0.5, min_margin=0.3).decide(np.array([0.55, 0.4, 0.03, 0.02]))
+    assert (unsure.label, unsure.leaning) == (None, "a")
+    assert clf().decide(np.array([0.9, 0.05, 0.03, 0.02])).leaning is None
+    assert clf().decide(np.array([0.2, 0.05, 0.05, 0.7])).leaning is None
+
+
 def test_classify_runs_softmax_over_the_logits():
     p = clf([4.0, 0.0, 0.0, 0.0]).classify(np.zeros((4, 2, 3), np.uint8))
     assert p.label == "a" and p.confidence == pytest.approx(np.exp(4) / (np.exp(4) + 3))

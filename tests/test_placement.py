@@ -528,3 +528,45 @@ def test_a_card_uncovered_named_only_at_the_second_look_is_the_card_beneath_not_
     truth = [(e.frame_index, e.label) for e in video.events if 7700 < e.frame_index < 7800]
     assert [label for _, label in truth] == ["6", "6"]
     assert_events_match(events, truth)
+
+
+def test_a_card_never_named_is_recognised_by_the_card_the_model_leaned_to_when_named_later(monkeypatch):
+    """Vengeance deal video 9503: a just-one-more card, outlined well inside itself, is "not
+    sure" (the table is asked to show it again); pushed later and outlined right, it is named.
+    Its look was cut at the bad outline, so only the card the model leaned to tells it is the
+    same card moved, not a new one (counted as one four times over that video)."""
+    from vision.classifier import NOT_SURE
+
+    clip = Clip(np.random.default_rng(18), "wood")
+    clip.still(5)
+    clip.place("blue", card_quad((300, 240), 10, 180))
+    clip.still(20)
+    placed = len(clip.frames)
+    clip.nudge(0, (30, 12), 6)
+    clip.place("green", card_quad((500, 120), 80, 150), side="top")
+    inside = [True]
+
+    class LeaningWhileOff(ColourClassifier):
+        def decide(self, probs):
+            prediction = super().decide(probs)
+            if inside[0] and prediction.label == "blue":
+                return Prediction(None, 0.5, NOT_SURE, "blue")
+            return prediction
+
+    detector = PlacementDetector(LeaningWhileOff(clip.faces))
+    real_locate_changed = detector._locate_changed
+
+    def locate_changed(frame, mask, **kw):          # outlines well inside the card
+        found = real_locate_changed(frame, mask, **kw)
+        if not inside[0]:
+            return found
+        return [((q - q.mean(axis=0)) * 0.85 + q.mean(axis=0) + np.float32([10, 0]), s) for q, s in found]
+
+    monkeypatch.setattr(detector, "_locate_changed", locate_changed)
+    monkeypatch.setattr(detector, "early_frames", 0)
+    events = []
+    for i, frame in enumerate(clip.frames):
+        inside[0] = i < placed
+        events += detector.feed(frame, i)
+    assert [type(e) for e in events] == [Unsure, Placement]
+    assert events[1].label == "green"

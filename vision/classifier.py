@@ -35,6 +35,9 @@ class Prediction:
     label: str | None          # None when rejected
     confidence: float          # probability of the winning class (a card class or "none")
     reason: str | None = None  # None when accepted, else NO_CARD or NOT_SURE
+    # NOT_SURE only: the card the model leaned to. Never reported as a reading; the placement
+    # detector uses it only to recognise a card it saw before when the model names it later.
+    leaning: str | None = None
 
 
 @dataclass(frozen=True)
@@ -197,5 +200,5 @@ def reject_rule(probs: np.ndarray, classes, none_index: int, min_confidence: flo
     if best == none_index:
         return Prediction(None, confidence, NO_CARD)
     if confidence < min_confidence or confidence - float(probs[second]) < min_margin:
-        return Prediction(None, confidence, NOT_SURE)
+        return Prediction(None, confidence, NOT_SURE, classes[best])
     return Prediction(classes[best], confidence, None)

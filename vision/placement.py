@@ -22,8 +22,8 @@ A state machine, per frame:
   +8: same colours, same layout).
 - then each changed card is judged against the cards known to lie on the table:
   * a known card that moved (nudged) or is seen again in its place (the card on it left):
-    its place is empty now or hidden by it, nearby, and it looks the same (label or picture):
-    no event. Only a card that was in view can have been pushed (not one under the cards over
+    its place is empty now or hidden by it, nearby, and it looks the same (label or picture;
+    for a card the model never named, the card it leaned to then, now named): no event. Only a card that was in view can have been pushed (not one under the cards over
     it), and its place counts as empty only where the change there is more than the rim of a
     card laid over it or taken off it (or where the sliver bared up to a card that moved no
     longer shows the card); of several cards it could be, the one whose outline it most nearly is.
@@ -86,6 +86,7 @@ class _Known:
     look: np.ndarray       # small grey crop cut at `quad` for "is it the same picture" checks: the
                            # two change together (a look cut at another outline reads as another picture)
     score: float           # how well its outline was seen (locator score): a worse view never replaces it
+    leaning: str | None = None   # unnamed (label None): the card the model leaned to
 
 
 @dataclass
@@ -200,8 +201,8 @@ class PlacementDetector:
         self._ref_tiny, self._ref_mid = tiny, self._mid(frame)
         self._known = []
         for c in locate_candidates(frame, min_area_frac=self.min_card_frac, max_area_frac=self.max_card_frac):
-            probs = self._probabilities(frame, [c.quad])[0]
-            self._known.append(_Known(c.quad, self.classifier.decide(probs).label, _look(frame, c.quad), c.score))
+            prediction = self.classifier.decide(self._probabilities(frame, [c.quad])[0])
+            self._known.append(_Known(c.quad, prediction.label, _look(frame, c.quad), c.score, prediction.leaning))
         log.debug("start: cards already on the table %s",
                   [(k.label, k.quad.mean(axis=0).round().tolist()) for k in self._known])
 
@@ -272,7 +273,7 @@ class PlacementDetector:
             prediction = self.classifier.decide(self._probabilities(frame, [quad])[0])
             if prediction.label is None or prediction.confidence < EARLY_MIN_CONFIDENCE:
                 continue                 # not named: the still picture judges it, prompt and all
-            if any(k.label == prediction.label and _overlap(quad, k.quad) >= 0.2 for k in self._known):
+            if any(prediction.label in (k.label, k.leaning) and _overlap(quad, k.quad) >= 0.2 for k in self._known):
                 continue                 # that card moved, or its twin on it: the still picture judges it
             log.debug("frame %d: early read %s at %s", frame_index, prediction.label, quad.mean(axis=0).round())
             events.append(Placement(prediction.label, prediction.confidence, quad, frame_index))
@@ -383,6 +384,8 @@ class PlacementDetector:
                 # otherwise keep its outline as first seen.
                 if quad_iou(p.quad, k.quad) < 0.7 or not _same_look(_look(frame, k.quad), k.look):
                     k.quad, k.look, k.score = p.quad, look, p.score
+                if k.label is None:
+                    k.label, k.leaning = prediction.label, None
                 continue
             if moved is not None:
                 used.add(moved)
@@ -391,14 +394,15 @@ class PlacementDetector:
                 k = self._known[moved]
                 if vacated[moved] or p.score >= k.score:   # in place, only a better view replaces it
                     k.quad, k.look, k.score = p.quad, look, p.score
-                k.label = prediction.label or k.label
+                if prediction.label is not None:
+                    k.label, k.leaning = prediction.label, None
                 if vacated[moved]:
                     on_top.append(moved)     # seen whole where it lies now: over what it lies on
                 continue
             if not no_card and p.changed < 0.7 and self._under_a_card_that_left(p.quad, left):
                 # Uncovered, not dealt: part of it was in view all along (a card landing changes
                 # nearly all of its place), and a card that lay over it has gone.
-                self._known.append(_Known(p.quad, prediction.label, look, p.score))
+                self._known.append(_Known(p.quad, prediction.label, look, p.score, prediction.leaning))
                 continue
             if prediction.label is not None:
                 events.append(Placement(prediction.label, prediction.confidence, p.quad, frame_index))
@@ -407,7 +411,7 @@ class PlacementDetector:
                 events.append(Unsure(frame_index, prediction.reason or NOT_SURE, p.quad))
             else:
                 continue                     # a change of card shape the model says is no card
-            self._known.append(_Known(p.quad, prediction.label, look, p.score))
+            self._known.append(_Known(p.quad, prediction.label, look, p.score, prediction.leaning))
         # Known cards whose place is empty now and that did not move elsewhere were slid away;
         # so were those in plain view that no longer look like themselves (one that left while
         # hidden under another card, or was never told apart from it, must not linger: a card
@@ -682,9 +686,11 @@ class PlacementDetector:
             covered = quad_iou(quad, k.quad) >= 0.9
             if not near or not (vacated[i] and exposed[i] or covered):
                 continue
-            # Two readings decide; the look only where the model named one of them not.
+            # Two readings decide; the look only where the model named one of them not (or, for a
+            # card it never named, the card it leaned to then, now named: its look was cut at an
+            # outline that may have been off, which is often why it was not named).
             named = label is not None and k.label is not None
-            if (label == k.label) if named else _same_look(look, k.look):
+            if (label == k.label) if named else (_same_look(look, k.look) or (label is not None and label == k.leaning)):
                 iou = quad_iou(quad, k.quad)
                 if iou > best_iou:           # of several that fit, the one whose place it is most
                     best, best_iou = i, iou
@@ -694,11 +700,12 @@ class PlacementDetector:
         """Index of the known card this one is, still in its place but seen better now: the same
         label in mostly the same place, and either a card that lay on it has left (or is read
         over with this label, the known card's own picture back in its own place), or only part
-        of it changed (a new card of the same label landing there would change nearly all of it)."""
+        of it changed (a new card of the same label landing there would change nearly all of it).
+        A known card the model never named counts with the label it leaned to."""
         if label is None:
             return None
         for i, k in enumerate(self._known):
-            if i in used or k.label != label:
+            if i in used or (k.label if k.label is not None else k.leaning) != label:
                 continue
             iou = quad_iou(quad, k.quad)
             if iou >= 0.7 and changed < 0.7:
