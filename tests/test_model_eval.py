@@ -46,3 +46,16 @@ def test_the_detectors_reading_is_reported_both_ways_up_and_with_its_second_look
     assert first["accepted_cards"] <= second["accepted_cards"] <= first["accepted_cards"] + reading["named_by_second_look"]
     assert reading["named_by_second_look"] <= reading["second_looks"]
     assert second["reject_rate"] <= first["reject_rate"]
+
+
+def test_the_still_photos_alone_are_read_end_to_end(capsys):
+    """`--scenes-only`: every card of the photos is counted once as right, wrong, rejected or
+    not found."""
+    import json
+
+    from vision.evaluate import main
+
+    assert main(["--deck", "flip7", "--scenes-only", "--scenes", "4"]) == 0
+    scenes = json.loads(capsys.readouterr().out)["scenes"]
+    assert scenes["scenes"] == 4
+    assert scenes["right"] + scenes["wrong"] + scenes["rejected"] + scenes["not_found"] == scenes["cards"]

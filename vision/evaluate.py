@@ -14,7 +14,7 @@ Held-out means: other seeds AND renderer/surface settings never used in training
    detector's reading at the same quads (vision.reading: both ways up, and a second look at
    nearby outlines for the cards it is not sure of); `--reading-only` runs just that;
 3. still photos (seed --seed + 3, --scenes photos of 1-4 cards): locate, warp and classify end
-   to end, as `tablemate scan` does;
+   to end, as `tablemate scan` does (`--scenes-only` runs just that);
 4. deal video (seed --seed + 2, --placements placements): feed every frame to
    vision.placement.PlacementDetector and count missed / doubled / wrong placements.
 The thresholds and figures are written into models/<deck>.json unless --dry-run.
@@ -291,6 +291,9 @@ def main(argv: list[str] | None = None) -> int:
                              "figures over more placements, each video's own figures kept beside the sum")
     parser.add_argument("--video-only", action="store_true",
                         help="only the deal video(s), with the thresholds the sidecar holds; writes nothing")
+    parser.add_argument("--scenes-only", action="store_true",
+                        help="only the still photos read end to end (locate + warp + classify), with the "
+                             "thresholds the sidecar holds; writes nothing")
     parser.add_argument("--reading-only", action="store_true",
                         help="only the placement detector's reading of the test crops (both ways up, and "
                              "with its second look), with the thresholds the sidecar holds; writes nothing")
@@ -318,6 +321,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"video": video, "minutes": round((time.perf_counter() - t0) / 60, 1)}, indent=2))
         ok = video["missed"] == 0 and video["doubled"] == 0 and video["wrong"] == 0
         print("deal-video targets met" if ok else "deal-video targets NOT met", file=sys.stderr)
+        return 0
+    if args.scenes_only:
+        scenes = scene_report(classifier, args.deck, args.seed + 3, args.scenes, args.split)
+        print(json.dumps({"scenes": scenes, "minutes": round((time.perf_counter() - t0) / 60, 1)}, indent=2))
         return 0
     if args.reading_only:
         log.info("the detector's reading of %d test crops (%s split, seed %d)", args.test_samples, args.split,
