@@ -8,7 +8,10 @@ Several independent cues propose outlines, and one geometric check judges them a
 - edges: Canny on the luminance and colour channels, closed, every contour (not only outer
   ones) tried, so touching and overlapping cards each keep their own outline.
 Each contour's convex hull is reduced to a quadrilateral (polygon approximation, else the
-minimum-area rectangle); a candidate is kept when its area, aspect ratio (a card is 63 x 88 mm),
+minimum-area rectangle). A hull no card fits may run round cards overlapping (a card across a
+card of like colour): each straight stretch of it as long as a card's side proposes the card
+standing on it, inwards, at a card's proportions, unless centred in a card already found. A
+candidate is kept when its area, aspect ratio (a card is 63 x 88 mm),
 corner angles and edge support (the share of its outline lying on image edges) fit a card.
 Overlapping duplicates are merged and quads nested in a bigger card (a card's printed inner
 frame) are dropped. The survivors' corners are refined by fitting a line to the edge pixels
@@ -30,6 +33,11 @@ from vision.geometry import CARD_ASPECT, intersection_area, order_corners, quad_
 WORK_LONG_SIDE = 640
 # At most this many proposals (best edge support first) are refined and judged per frame.
 MAX_PROPOSALS = 24
+# With a change mask, straight stretches are tried only when the cards found leave more than
+# this share of the change outside them.
+UNEXPLAINED = 0.1
+# Of the cards proposed by straight stretches of an outline no card fits, at most this many.
+SIDE_PROPOSALS = 8
 # A rough outline needs at least this share on edges to be refined and judged.
 ROUGH_MIN_SUPPORT = 0.25
 # A change region fitting a card-shaped quad at least this well (IoU) is taken as that card.
@@ -89,7 +97,8 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
     proposals = [hull * 2 for _, hull in _region_contours(half, min_area / 4)]
     proposals += [hull for _, hull in _contours(cv2.morphologyEx(edges, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8)),
                                                 cv2.RETR_LIST, min_area)]
-    rough_quads = [quad for hull in proposals for quad in _quads_from_hull(hull)]
+    hull_quads = [_quads_from_hull(hull) for hull in proposals]
+    rough_quads = [quad for quads in hull_quads for quad in quads]
     mask = None
     fitted: list[Candidate] = []
     if extra_mask is not None:
@@ -110,6 +119,51 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
                     if fit >= MASK_FIT:
                         fitted.append(Candidate(quad, fit))
 
+    found = _judged(rough_quads, min_area, max_area, support_map, edges, ycc, mask, min_support, min_score)
+    # A hull no card fits may be cards overlapping, one outline round them all: each straight
+    # stretch of it long enough to be a card's side proposes a card standing on it, inwards,
+    # unless centred in a card found already (a card's own hull proposes nothing more). With a
+    # change mask, only while the cards found leave some of the change unexplained.
+    if mask is None or _unexplained_share(mask, [c.quad for c in found]) > UNEXPLAINED:
+        found += _found_on_sides(proposals, hull_quads, rough_quads, found, min_area, max_area, support_map,
+                                 edges, ycc, mask, min_support, min_score)
+    # A change fitted as a card only counts where no card was found by its edges: a card that
+    # moved a little leaves a card-shaped change too (old and new place together).
+    found += [f for f in fitted if all(quad_iou(f.quad, c.quad) < 0.3 for c in found)]
+    result = []
+    for c in _suppress(found):
+        quad = c.quad / scale if scale != 1.0 else c.quad
+        result.append(Candidate(order_corners(quad), c.score))
+    return result
+
+
+def _found_on_sides(proposals, hull_quads, rough_quads, found, min_area, max_area, support_map, edges, ycc, mask,
+                    min_support, min_score) -> list[Candidate]:
+    """Cards standing on the straight stretches of the hulls no card fits (see the module's doc)."""
+    min_side = math.sqrt(min_area / CARD_ASPECT)
+    shaped = iter(_card_shaped(np.stack(rough_quads[:sum(len(q) for q in hull_quads)])).tolist() if hull_quads else [])
+    fits = [any([next(shaped) for _ in quads]) for quads in hull_quads]
+    sides = [quad for hull, fit in zip(proposals, fits) if not fit for quad in _quads_from_sides(hull, min_side)]
+    return _judged(sides, min_area, max_area, support_map, edges, ycc, mask, min_support, min_score,
+                   besides=[c.quad for c in found], limit=SIDE_PROPOSALS)
+
+
+def _unexplained_share(mask: np.ndarray, quads) -> float:
+    """Share of the mask's pixels outside all the quads."""
+    total = cv2.countNonZero(mask)
+    if total == 0 or not quads:
+        return 1.0 if total else 0.0
+    inside = np.zeros_like(mask)
+    for q in quads:
+        cv2.fillConvexPoly(inside, np.round(q).astype(np.int32), 255)
+    return cv2.countNonZero(cv2.bitwise_and(mask, cv2.bitwise_not(inside))) / total
+
+
+def _judged(rough_quads, min_area, max_area, support_map, edges, ycc, mask, min_support, min_score,
+            besides=(), limit: int = MAX_PROPOSALS) -> list[Candidate]:
+    """The rough quads that are cards: sized and shaped like one, on edges (refined to them), with
+    the colour differing across the outline; scored, with a change mask, by their share of it.
+    Rough quads centred in one of the quads `besides` are not tried."""
     found: list[Candidate] = []
     if rough_quads:
         rough = np.stack(rough_quads)
@@ -126,9 +180,12 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
         if mask is not None and len(rough):    # a quad holding none of the change is not what is asked about
             share = _shares(mask, rough) >= MIN_MASK_SHARE
             rough, areas, support = rough[share], areas[share], support[share]
+        if besides and len(rough):
+            apart = ~_centres_inside(rough, np.stack(besides))
+            rough, areas, support = rough[apart], areas[apart], support[apart]
         if len(rough):
             kept = _dedupe([Candidate(q, s) for q, s in zip(rough, support.tolist())], 0.97, ROUGH_MIN_SUPPORT,
-                           areas.tolist())[:MAX_PROPOSALS]
+                           areas.tolist())[:limit]
             if kept:
                 picked = np.stack([c.quad for c in kept])
                 short = np.sqrt(_areas(picked) / CARD_ASPECT)
@@ -142,14 +199,7 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
                 if mask is not None and len(refined):    # rank by how much of the quad is the new thing
                     scores = scores * _shares(mask, refined)
                 found += [Candidate(quad, score) for quad, score in zip(refined, scores.tolist())]
-    # A change fitted as a card only counts where no card was found by its edges: a card that
-    # moved a little leaves a card-shaped change too (old and new place together).
-    found += [f for f in fitted if all(quad_iou(f.quad, c.quad) < 0.3 for c in found)]
-    result = []
-    for c in _suppress(found):
-        quad = c.quad / scale if scale != 1.0 else c.quad
-        result.append(Candidate(order_corners(quad), c.score))
-    return result
+    return found
 
 
 def _edge_map(ycc: np.ndarray) -> np.ndarray:
@@ -270,6 +320,36 @@ def _quads_from_hull(hull: np.ndarray) -> list[np.ndarray]:
         if len(approx) < 4:
             break
     quads.append(cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32))
+    return quads
+
+
+def _centres_inside(quads: np.ndarray, outer: np.ndarray) -> np.ndarray:
+    """(N,) bool: the centre of each quad (N, 4, 2) lies inside one of the convex quads (M, 4, 2)."""
+    c = quads.mean(axis=1)[:, None, None, :]                          # (N, 1, 1, 2)
+    a, b = outer[None], np.roll(outer, -1, axis=1)[None]              # (1, M, 4, 2) each
+    cross = (b[..., 0] - a[..., 0]) * (c[..., 1] - a[..., 1]) - (b[..., 1] - a[..., 1]) * (c[..., 0] - a[..., 0])
+    return ((cross >= 0).all(axis=2) | (cross <= 0).all(axis=2)).any(axis=1)
+
+
+def _quads_from_sides(hull: np.ndarray, min_side: float) -> list[np.ndarray]:
+    """Card quads standing on the straight stretches of a hull (each at least min_side long),
+    inwards, the stretch taken as the card's short side and as its long side."""
+    perimeter = cv2.arcLength(hull, True)
+    poly = cv2.approxPolyDP(hull, 0.015 * perimeter, True).reshape(-1, 2).astype(np.float32)
+    if len(poly) < 4:
+        return []
+    centre = poly.mean(axis=0)
+    quads = []
+    for a, b in zip(poly, np.roll(poly, -1, axis=0)):
+        side = b - a
+        length = float(np.hypot(*side))
+        if length < min_side:
+            continue
+        normal = np.float32([-side[1], side[0]]) / length
+        if np.dot(centre - a, normal) < 0:
+            normal = -normal
+        for depth in (length * CARD_ASPECT, length / CARD_ASPECT):
+            quads.append(np.stack([a, b, b + normal * depth, a + normal * depth]).astype(np.float32))
     return quads
 
 
