@@ -351,20 +351,26 @@ def test_cards_that_look_alike_laid_on_each_other_each_count(kind):
     assert_events_match(run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames), clip.events)
 
 
+def _deal_video_stretch(deck, seed, start, end):
+    """The committed model's detector fed frames start..end-1 of the held-out deal video of
+    `python -m vision.evaluate --video-seeds SEED`: its events, and the true placements after start."""
+    from vision.classifier import CardClassifier
+    from vision.evaluate import deal_video
+
+    video = deal_video(deck, seed)
+    detector = PlacementDetector(CardClassifier.load(deck))
+    events = []
+    for i in range(start, end):
+        events += detector.feed(video.frames[i], i)
+    return events, [(e.frame_index, e.label) for e in video.events if start < e.frame_index < end]
+
+
 def test_cards_under_a_card_taken_off_a_stack_are_not_counted_again():
     """Frames 1598-1720 of the held-out UNO Flip deal video 9403: a blue skip and an orange 3
     lie nearly in one place; a dark wild and then a red 8 are laid on the stack and slid off.
     The band round the leaving card's outline changes on the slivers of the cards beneath:
     that is not those cards leaving (forgotten, the orange 3 was counted again)."""
-    from vision.classifier import CardClassifier
-    from vision.evaluate import deal_video
-
-    video = deal_video("uno-flip", 9403)
-    detector = PlacementDetector(CardClassifier.load("uno-flip"))
-    events = []
-    for i in range(1598, 1720):
-        events += detector.feed(video.frames[i], i)
-    truth = [(e.frame_index, e.label) for e in video.events if 1598 < e.frame_index < 1720]
+    events, truth = _deal_video_stretch("uno-flip", 9403, 1598, 1720)
     assert [label for _, label in truth] == ["dark-wild", "red-8"]
     assert_events_match(events, truth)
 
@@ -492,10 +498,10 @@ class _ShyAtFirst(ColourClassifier):
 
 
 def _marked_second_look(monkeypatch):
-    import vision.placement as placement
+    import vision.reading as reading
 
-    real = placement.second_look
-    monkeypatch.setattr(placement, "second_look", lambda clf, frame, quad: real(clf, frame, quad).view(_SecondLook))
+    real = reading.second_look
+    monkeypatch.setattr(reading, "second_look", lambda clf, frame, quad: real(clf, frame, quad).view(_SecondLook))
 
 
 def test_a_new_card_not_sure_at_first_but_named_at_the_second_look_is_counted(monkeypatch):
@@ -517,15 +523,7 @@ def test_a_card_uncovered_named_only_at_the_second_look_is_the_card_beneath_not_
     it, and named it is judged as a named card is: the discard beneath, seen again. (Asked about
     it, the table was prompted for a card nobody dealt; read only when about to prompt, the
     discard was counted again.)"""
-    from vision.classifier import CardClassifier
-    from vision.evaluate import deal_video
-
-    video = deal_video("flip7-vengeance", 9303)
-    detector = PlacementDetector(CardClassifier.load("flip7-vengeance"))
-    events = []
-    for i in range(7700, 7800):
-        events += detector.feed(video.frames[i], i)
-    truth = [(e.frame_index, e.label) for e in video.events if 7700 < e.frame_index < 7800]
+    events, truth = _deal_video_stretch("flip7-vengeance", 9303, 7700, 7800)
     assert [label for _, label in truth] == ["6", "6"]
     assert_events_match(events, truth)
 

@@ -68,6 +68,25 @@ def reject_grid(probs: np.ndarray, y: np.ndarray, none_index: int, reject_budget
     return {"min_confidence": mc, "min_margin": mm}, figures
 
 
+def accepted_figures(preds, y: np.ndarray, names: list[str]) -> dict:
+    """Accuracy among the accepted cards, cards rejected, "none" crops turned away and the most
+    confused accepted pairs, for predictions `preds` of crops of true class `y`."""
+    none_index = len(names) - 1
+    is_card = y != none_index
+    accepted = np.array([p.label is not None for p in preds])
+    label_of = np.array([names.index(p.label) if p.label is not None else -1 for p in preds])
+    acc_cards = accepted & is_card
+    correct = label_of[acc_cards] == y[acc_cards]
+    confusions = Counter((names[t], names[p]) for t, p in zip(y[acc_cards][~correct], label_of[acc_cards][~correct]))
+    return {
+        "accepted_cards": int(acc_cards.sum()),
+        "accuracy_accepted": round(float(correct.mean()) if len(correct) else 0.0, 5),
+        "reject_rate": round(1 - float(acc_cards.sum()) / max(1, int(is_card.sum())), 5),
+        "none_rejected": round(float((~accepted[~is_card]).mean()) if (~is_card).any() else 1.0, 5),
+        "confused_accepted": [f"{a} -> {b}: {n}" for (a, b), n in confusions.most_common(8)],
+    }
+
+
 def crop_report(classifier, samples, names: list[str]) -> dict:
     """Figures on a sample set through the runtime's classify_batch (its reject rule)."""
     none_index = len(names) - 1
@@ -76,11 +95,7 @@ def crop_report(classifier, samples, names: list[str]) -> dict:
         preds += classifier.classify_batch(list(samples.x[i:i + 256]))
     y = samples.y
     is_card = y != none_index
-    accepted = np.array([p.label is not None for p in preds])
-    label_of = np.array([names.index(p.label) if p.label is not None else -1 for p in preds])
-    acc_cards = accepted & is_card
-    correct = label_of[acc_cards] == y[acc_cards]
-    confusions = Counter((names[t], names[p]) for t, p in zip(y[acc_cards][~correct], label_of[acc_cards][~correct]))
+    accepted = accepted_figures(preds, y, names)
     # Also what the model would say if forced to answer: where its weak spots are.
     probs = np.concatenate([classifier.probabilities(list(samples.x[i:i + 256])) for i in range(0, len(y), 256)])
     argmax = probs.argmax(1)
@@ -88,14 +103,14 @@ def crop_report(classifier, samples, names: list[str]) -> dict:
     reasons = Counter(p.reason for p, c in zip(preds, is_card) if c and p.label is None)
     return {
         "cards": int(is_card.sum()),
-        "accepted_cards": int(acc_cards.sum()),
-        "accuracy_accepted": round(float(correct.mean()) if len(correct) else 0.0, 5),
-        "reject_rate": round(1 - float(acc_cards.sum()) / max(1, int(is_card.sum())), 5),
+        "accepted_cards": accepted["accepted_cards"],
+        "accuracy_accepted": accepted["accuracy_accepted"],
+        "reject_rate": accepted["reject_rate"],
         "reject_reasons": dict(reasons),
         "none_crops": int((~is_card).sum()),
-        "none_rejected": round(float((~accepted[~is_card]).mean()) if (~is_card).any() else 1.0, 5),
+        "none_rejected": accepted["none_rejected"],
         "top1_accuracy_forced": round(float((argmax == y).mean()), 5),
-        "confused_accepted": [f"{a} -> {b}: {n}" for (a, b), n in confusions.most_common(8)],
+        "confused_accepted": accepted["confused_accepted"],
         "confused_forced": [f"{a} -> {b}: {n}" for (a, b), n in raw.most_common(8)],
     }
 
@@ -108,36 +123,21 @@ def reading_report(classifier, deck: str, seed: int, n: int, split: str, names: 
 
     from vision.classifier import NOT_SURE
     from vision.dataset import sample_quads
-    from vision.reading import read_probabilities, second_look
+    from vision.reading import read_again, read_probabilities
 
     none_index = len(names) - 1
     first, final, ys = [], [], []
     for i, (frame, quad, y) in enumerate(itertools.islice(sample_quads(deck, seed, split), n)):
         prediction = classifier.decide(read_probabilities(classifier, frame, [quad])[0])
         first.append(prediction)
-        if prediction.reason == NOT_SURE:
-            second = classifier.decide(second_look(classifier, frame, quad))
-            prediction = second if second.label is not None else prediction
-        final.append(prediction)
+        final.append(read_again(classifier, frame, quad, prediction))
         ys.append(y)
         if (i + 1) % 2000 == 0:
             log.info("reading: %d / %d crops", i + 1, n)
     y = np.array(ys)
-
-    def figures(preds):
-        is_card = y != none_index
-        label_of = np.array([names.index(p.label) if p.label is not None else -1 for p in preds])
-        accepted = label_of >= 0
-        acc_cards = accepted & is_card
-        wrong = Counter((names[t], names[p]) for t, p in zip(y[acc_cards], label_of[acc_cards]) if t != p)
-        return {"accepted_cards": int(acc_cards.sum()),
-                "accuracy_accepted": round(1 - sum(wrong.values()) / max(1, int(acc_cards.sum())), 5),
-                "reject_rate": round(1 - int(acc_cards.sum()) / max(1, int(is_card.sum())), 5),
-                "none_rejected": round(float((~accepted[~is_card]).mean()) if (~is_card).any() else 1.0, 5),
-                "confused_accepted": [f"{a} -> {b}: {k}" for (a, b), k in wrong.most_common(8)]}
-
-    return {"crops": n, "cards": int((y != none_index).sum()), "both_ways_up": figures(first),
-            "with_second_look": figures(final),
+    return {"crops": n, "cards": int((y != none_index).sum()),
+            "both_ways_up": accepted_figures(first, y, names),
+            "with_second_look": accepted_figures(final, y, names),
             "second_looks": sum(p.reason == NOT_SURE for p in first),
             "named_by_second_look": sum(a.label is None and b.label is not None for a, b in zip(first, final))}
 

@@ -23,10 +23,11 @@ A state machine, per frame:
 - then each changed card is judged against the cards known to lie on the table:
   * a known card that moved (nudged) or is seen again in its place (the card on it left):
     its place is empty now or hidden by it, nearby, and it looks the same (label or picture;
-    for a card the model never named, the card it leaned to then, now named): no event. Only a card that was in view can have been pushed (not one under the cards over
-    it), and its place counts as empty only where the change there is more than the rim of a
-    card laid over it or taken off it (or where the sliver bared up to a card that moved no
-    longer shows the card); of several cards it could be, the one whose outline it most nearly is.
+    for a card the model never named, the card it leaned to then, now named): no event. Only
+    a card that was in view can have been pushed (not one under the cards over it), and its
+    place counts as empty only where the change there is more than the rim of a card laid
+    over it or taken off it (or where the sliver bared up to a card that moved no longer shows
+    the card); of several cards it could be, the one whose outline it most nearly is.
     A card moved lies over what it now overlaps. A known card seen in its place where a card of
     another label lay over it shows that card has gone;
   * a change the model is not sure of in nearly the very place of a known card, not changed
@@ -34,9 +35,8 @@ A state machine, per frame:
     it hides none of the cards that were over it;
   * otherwise a new card: `Placement`, or `Unsure` when the classifier will not name it, not
     even at a second look (vision.reading: outlines a little off the located one; a card named
-    there is judged as any named card). A
-    card laid on top of another leaves the other visible beneath (its place is not vacated),
-    so it counts, even with the same label;
+    there is judged as any named card). A card laid on top of another leaves the other
+    visible beneath (its place is not vacated), so it counts, even with the same label;
   * a known card whose visible part now shows something else and that was not found
     elsewhere was slid away: no event. One that a new card hides (too little left in view to
     tell) stays known beneath it; one hidden in nearly the very place of a card over it that
@@ -58,7 +58,7 @@ import numpy as np
 from vision.classifier import NOT_SURE
 from vision.geometry import CARD_ASPECT, card_transform, intersection_area, quad_area, quad_aspect, quad_iou, warp_card
 from vision.locate import locate_candidates
-from vision.reading import read_probabilities, second_look
+from vision.reading import read_again, read_probabilities
 
 
 @dataclass(frozen=True)
@@ -487,14 +487,11 @@ class PlacementDetector:
         return read_probabilities(self.classifier, frame, quads)
 
     def _second_look(self, frame, quad, prediction, frame_index):
-        if prediction.reason != NOT_SURE:
-            return prediction
-        second = self.classifier.decide(second_look(self.classifier, frame, quad))
-        if second.label is None:
-            return prediction
-        log.debug("frame %d: second look at %s reads %s %.2f", frame_index, quad.mean(axis=0).round(),
-                  second.label, second.confidence)
-        return second
+        again = read_again(self.classifier, frame, quad, prediction)
+        if again is not prediction:
+            log.debug("frame %d: second look at %s reads %s %.2f", frame_index, quad.mean(axis=0).round(),
+                      again.label, again.confidence)
+        return again
 
     def _accept(self, tiny, mid) -> None:
         self._ref_tiny, self._ref_mid = tiny, mid

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from vision.classifier import NOT_SURE
 from vision.geometry import warp_card
 
 # (scale, shift along the first side, shift along the second side), in parts of the card's sides.
@@ -40,3 +41,12 @@ def nearby_outlines(quad) -> list[np.ndarray]:
 def second_look(classifier, frame_bgr: np.ndarray, quad) -> np.ndarray:
     """Probabilities (C,) averaged over the nearby outlines of `quad`, each both ways up."""
     return read_probabilities(classifier, frame_bgr, nearby_outlines(quad)).mean(axis=0)
+
+
+def read_again(classifier, frame_bgr: np.ndarray, quad, prediction):
+    """The card's reading after the second look: `prediction` itself unless the model was not
+    sure of it and the second look names the card."""
+    if prediction.reason != NOT_SURE:
+        return prediction
+    second = classifier.decide(second_look(classifier, frame_bgr, quad))
+    return second if second.label is not None else prediction
