@@ -125,8 +125,8 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
     # unless centred in a card found already (a card's own hull proposes nothing more). With a
     # change mask, only while the cards found leave some of the change unexplained.
     if mask is None or _unexplained_share(mask, [c.quad for c in found]) > UNEXPLAINED:
-        found += _found_on_sides(proposals, hull_quads, rough_quads, found, min_area, max_area, support_map,
-                                 edges, ycc, mask, min_support, min_score)
+        found += _found_on_sides(proposals, hull_quads, found, min_area, max_area, support_map, edges, ycc, mask,
+                                 min_support, min_score)
     # A change fitted as a card only counts where no card was found by its edges: a card that
     # moved a little leaves a card-shaped change too (old and new place together).
     found += [f for f in fitted if all(quad_iou(f.quad, c.quad) < 0.3 for c in found)]
@@ -137,12 +137,14 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
     return result
 
 
-def _found_on_sides(proposals, hull_quads, rough_quads, found, min_area, max_area, support_map, edges, ycc, mask,
+def _found_on_sides(proposals, hull_quads, found, min_area, max_area, support_map, edges, ycc, mask,
                     min_support, min_score) -> list[Candidate]:
     """Cards standing on the straight stretches of the hulls no card fits (see the module's doc)."""
+    if not proposals:
+        return []
     min_side = math.sqrt(min_area / CARD_ASPECT)
-    shaped = iter(_card_shaped(np.stack(rough_quads[:sum(len(q) for q in hull_quads)])).tolist() if hull_quads else [])
-    fits = [any([next(shaped) for _ in quads]) for quads in hull_quads]
+    shaped = _card_shaped(np.stack([q for quads in hull_quads for q in quads]))
+    fits = np.logical_or.reduceat(shaped, np.cumsum([0] + [len(quads) for quads in hull_quads[:-1]]))
     sides = [quad for hull, fit in zip(proposals, fits) if not fit for quad in _quads_from_sides(hull, min_side)]
     return _judged(sides, min_area, max_area, support_map, edges, ycc, mask, min_support, min_score,
                    besides=[c.quad for c in found], limit=SIDE_PROPOSALS)
