@@ -146,8 +146,7 @@ class Samples:
 
 def sample_quads(deck: str, seed: int, split: str = "train", none_frac: float = 0.2, faces_per_label: int = 24):
     """Endless (frame, quad, class index) of make_samples: cards uniformly over labels, each at
-    the quad a locator might report, plus about a `none_frac` share of "none" quads. A reader
-    may cut several crops at one quad (vision.evaluate's second look); the stream is the same."""
+    the quad a locator might report, plus about a `none_frac` share of "none" quads."""
     rng = np.random.default_rng(seed)
     labels = DECKS[deck].labels
     none_idx = len(labels)
@@ -172,13 +171,17 @@ def sample_quads(deck: str, seed: int, split: str = "train", none_frac: float = 
 
 
 def make_samples(deck: str, n: int, seed: int, split: str = "train", none_frac: float = 0.2,
-                 progress_every: int = 2000, faces_per_label: int = 24) -> Samples:
-    """n crops (cards uniformly over labels, plus about a `none_frac` share of "none")."""
+                 progress_every: int = 2000, faces_per_label: int = 24, each=None) -> Samples:
+    """n crops (cards uniformly over labels, plus about a `none_frac` share of "none").
+    each(frame, quad, class index), when given, also sees every sample's frame and quad (a reader
+    cutting the card its own way, in the same pass)."""
     xs, ys = [], []
     t0, next_report = time.perf_counter(), progress_every
     for frame, quad, y in sample_quads(deck, seed, split, none_frac, faces_per_label):
         xs.append(_crop(frame, quad))
         ys.append(y)
+        if each is not None:
+            each(frame, quad, y)
         if len(xs) >= next_report:
             rate = len(xs) / (time.perf_counter() - t0)
             log.info("%s samples: %d / %d (%.0f per s)", split, len(xs), n, rate)

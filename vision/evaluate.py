@@ -115,31 +115,34 @@ def crop_report(classifier, samples, names: list[str]) -> dict:
     }
 
 
-def reading_report(classifier, deck: str, seed: int, n: int, split: str, names: list[str]) -> dict:
-    """The placement detector's own reading (vision.reading) on the test crops' quads: the crop
-    both ways up, and for a card it is not sure of, the second look at nearby outlines (taken
-    only when it names the card, as the detector does). Figures as crop_report's, for both."""
-    import itertools
+class DetectorReading:
+    """The placement detector's own reading (vision.reading) of each sample make_samples cuts
+    (its `each`), at the sample's frame and quad: the crop both ways up, and for a card it is
+    not sure of, the second look at nearby outlines (taken only when it names the card, as the
+    detector does). report(): figures as crop_report's, for both."""
 
-    from vision.classifier import NOT_SURE
-    from vision.dataset import sample_quads
-    from vision.reading import read_again, read_probabilities
+    def __init__(self, classifier):
+        self.classifier = classifier
+        self.first, self.final, self.y = [], [], []
 
-    none_index = len(names) - 1
-    first, final, ys = [], [], []
-    for i, (frame, quad, y) in enumerate(itertools.islice(sample_quads(deck, seed, split), n)):
-        prediction = classifier.decide(read_probabilities(classifier, frame, [quad])[0])
-        first.append(prediction)
-        final.append(read_again(classifier, frame, quad, prediction))
-        ys.append(y)
-        if (i + 1) % 2000 == 0:
-            log.info("reading: %d / %d crops", i + 1, n)
-    y = np.array(ys)
-    return {"crops": n, "cards": int((y != none_index).sum()),
-            "both_ways_up": accepted_figures(first, y, names),
-            "with_second_look": accepted_figures(final, y, names),
-            "second_looks": sum(p.reason == NOT_SURE for p in first),
-            "named_by_second_look": sum(a.label is None and b.label is not None for a, b in zip(first, final))}
+    def __call__(self, frame, quad, y) -> None:
+        from vision.reading import read_again, read_probabilities
+
+        prediction = self.classifier.decide(read_probabilities(self.classifier, frame, [quad])[0])
+        self.first.append(prediction)
+        self.final.append(read_again(self.classifier, frame, quad, prediction))
+        self.y.append(y)
+
+    def report(self, names: list[str]) -> dict:
+        from vision.classifier import NOT_SURE
+
+        y = np.array(self.y)
+        return {"crops": len(y), "cards": int((y != len(names) - 1).sum()),
+                "both_ways_up": accepted_figures(self.first, y, names),
+                "with_second_look": accepted_figures(self.final, y, names),
+                "second_looks": sum(p.reason == NOT_SURE for p in self.first),
+                "named_by_second_look": sum(a.label is None and b.label is not None
+                                            for a, b in zip(self.first, self.final))}
 
 
 def scene_report(classifier, deck: str, seed: int, scenes: int, split: str) -> dict:
@@ -329,8 +332,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.reading_only:
         log.info("the detector's reading of %d test crops (%s split, seed %d)", args.test_samples, args.split,
                  args.seed + 1)
-        reading = reading_report(classifier, args.deck, args.seed + 1, args.test_samples, args.split, names)
-        print(json.dumps({"reading": reading, "minutes": round((time.perf_counter() - t0) / 60, 1)}, indent=2))
+        reading = DetectorReading(classifier)
+        make_samples(args.deck, args.test_samples, args.seed + 1, args.split, each=reading)
+        print(json.dumps({"reading": reading.report(names), "minutes": round((time.perf_counter() - t0) / 60, 1)},
+                         indent=2))
         return 0
     log.info("generating %d tuning crops (%s split, seed %d)", args.tune_samples, args.split, args.seed)
     tune = make_samples(args.deck, args.tune_samples, args.seed, args.split)
@@ -347,10 +352,11 @@ def main(argv: list[str] | None = None) -> int:
         from dataclasses import replace
         classifier.spec = replace(classifier.spec, **thresholds)
     log.info("generating %d test crops (%s split, seed %d)", args.test_samples, args.split, args.seed + 1)
-    test = make_samples(args.deck, args.test_samples, args.seed + 1, args.split)
+    detector_reading = DetectorReading(classifier)
+    test = make_samples(args.deck, args.test_samples, args.seed + 1, args.split, each=detector_reading)
     crops = crop_report(classifier, test, names)
     log.info("test split: %s", json.dumps(crops))
-    reading = reading_report(classifier, args.deck, args.seed + 1, args.test_samples, args.split, names)
+    reading = detector_reading.report(names)
     log.info("the detector's reading of the test crops: %s", json.dumps(reading))
     metrics = {"split": args.split, "tuning": {k: (round(v, 5) if isinstance(v, float) else v)
                                                for k, v in tuned.items()},

@@ -88,6 +88,11 @@ class _Known:
     score: float           # how well its outline was seen (locator score): a worse view never replaces it
     leaning: str | None = None   # unnamed (label None): the card the model leaned to
 
+    @property
+    def guess(self) -> str | None:
+        """Its label, or for a card the model never named, the card it leaned to."""
+        return self.label if self.label is not None else self.leaning
+
 
 @dataclass
 class _Pending:
@@ -273,7 +278,7 @@ class PlacementDetector:
             prediction = self.classifier.decide(self._probabilities(frame, [quad])[0])
             if prediction.label is None or prediction.confidence < EARLY_MIN_CONFIDENCE:
                 continue                 # not named: the still picture judges it, prompt and all
-            if any(prediction.label in (k.label, k.leaning) and _overlap(quad, k.quad) >= 0.2 for k in self._known):
+            if any(k.guess == prediction.label and _overlap(quad, k.quad) >= 0.2 for k in self._known):
                 continue                 # that card moved, or its twin on it: the still picture judges it
             log.debug("frame %d: early read %s at %s", frame_index, prediction.label, quad.mean(axis=0).round())
             events.append(Placement(prediction.label, prediction.confidence, quad, frame_index))
@@ -687,7 +692,7 @@ class PlacementDetector:
             # card it never named, the card it leaned to then, now named: its look was cut at an
             # outline that may have been off, which is often why it was not named).
             named = label is not None and k.label is not None
-            if (label == k.label) if named else (_same_look(look, k.look) or (label is not None and label == k.leaning)):
+            if (label == k.label) if named else (_same_look(look, k.look) or (label is not None and label == k.guess)):
                 iou = quad_iou(quad, k.quad)
                 if iou > best_iou:           # of several that fit, the one whose place it is most
                     best, best_iou = i, iou
@@ -702,7 +707,7 @@ class PlacementDetector:
         if label is None:
             return None
         for i, k in enumerate(self._known):
-            if i in used or (k.label if k.label is not None else k.leaning) != label:
+            if i in used or k.guess != label:
                 continue
             iou = quad_iou(quad, k.quad)
             if iou >= 0.7 and changed < 0.7:

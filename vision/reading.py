@@ -6,8 +6,9 @@ model is not sure of gets a second look before the table is asked to show it aga
 card cut at outlines a little larger, smaller and shifted along each side, all averaged. The
 located outline is often a few pixels off (a soft edge, a shadow, the card beneath), and a crop
 cut a little off the card the model was trained on can leave it torn between the card and
-"none". The second look decides by the same reject rule; `python -m vision.evaluate` measures
-both readings on held-out crops (`reading` in the model's metrics).
+"none". The second look decides by the same reject rule; `python -m vision.evaluate --deck D
+--reading-only` measures both readings on the held-out test crops (a full evaluation writes them
+into the sidecar's metrics as `reading`).
 """
 
 from __future__ import annotations
