@@ -4,8 +4,8 @@ its look (vision.adapt) and keeps the profile in the state directory.
 Screens (OLED): "CALIBRATE 3/22" / "show: 7 — ok" / "card seen", "no card yet" or "take it
 away". Buttons: `ok` takes the card lying in the deal zone for the label shown (only when a card
 is seen) and goes on; after a card is taken, the next is only seen once the zone has been clear
-for a frame, so a card left lying is never learnt as the next label; `next` skips this label (a label never shown keeps its old samples, or is read "not
-sure"); `back` returns to the previous label; `back` held stops without saving. After the last
+for a frame, so a card left lying is never learnt as the next label; `next` skips this label (a label never shown keeps its old samples, or is read by the
+model alone as far as it reads the cards shown: vision.adapt); `back` returns to the previous label; `back` held stops without saving. After the last
 label the profile is written (atomically) and `finished` is set; `result` holds the calibrated
 classifier for the placement detector.
 

@@ -78,6 +78,7 @@ def test_profile_round_trip(tmp_path, profile):
     back = Profile.load(path)
     assert back.deck == DECK and back.labels == LABELS and back.counts == profile.counts
     assert back.model_sha256 == profile.model_sha256 and back.params == profile.params
+    assert back.model_named == profile.model_named and back.model_agreement == profile.model_agreement
     np.testing.assert_allclose(back.embeddings, profile.embeddings, rtol=1e-3, atol=1e-3)  # float16 on disk
     np.testing.assert_array_equal(back.sample_labels, profile.sample_labels)
     assert all(profile.counts[label] == 1 for label in LABELS) and not profile.missing()
@@ -101,6 +102,14 @@ def test_corrupt_profiles_are_refused_with_a_message(tmp_path, profile):
         Profile.load(tmp_path / "short.npz")
 
 
+def test_impossible_model_agreement_is_refused(tmp_path, profile):
+    good = tmp_path / "good.npz"
+    profile.save(good)
+    _rewrite_header(good, tmp_path / "named.npz", model_named={"7": 3})  # of 1 crop, 2 ways up
+    with pytest.raises(ProfileError, match="invalid values"):
+        Profile.load(tmp_path / "named.npz")
+
+
 def _rewrite_header(src: Path, dst: Path, **changes) -> None:
     with np.load(src) as z:
         parts = dict(z)
@@ -113,7 +122,9 @@ def _rewrite_header(src: Path, dst: Path, **changes) -> None:
 def test_other_version_deck_or_model_is_refused(tmp_path, base, profile):
     good = tmp_path / "good.npz"
     profile.save(good)
-    for version in (1, PROFILE_VERSION + 1):  # 1: made with the classifier's features, before the look model
+    # 1: the classifier's features alone; 2: look embedding and classifier features, made before
+    # the model's vote was weighed by its agreement with the profile
+    for version in (1, 2, PROFILE_VERSION + 1):
         _rewrite_header(good, tmp_path / "v.npz", version=version)
         with pytest.raises(ProfileError, match=f"version {version} is not supported.*calibrate again"):
             Profile.load(tmp_path / "v.npz")
@@ -146,6 +157,22 @@ def test_a_foreign_printing_reads_much_better_after_calibration(base, foreign, p
     assert wrong_after <= 2
 
 
+def test_the_model_votes_only_for_a_deck_it_reads(base, foreign, profile):
+    """Agreement: the share of the profile's crops (both ways up) the trained model names right.
+    A foreign printing gets almost none, so the model's guesses do not sway its reading; a deck
+    printed like the training family gets almost all, so the model's reading carries it."""
+    assert profile.model_agreement < 0.2
+    family, test = capture_printing(DECK, 12, 1, 2, style="heldout")
+    own = calibrate(base, DECK, family)
+    assert own.model_agreement > 0.8
+    assert sum(own.model_named.values()) == round(own.model_agreement * 2 * len(LABELS))
+    cards = [c for c, y in zip(test.crops, test.y) if y >= 0]
+    truth = [LABELS[y] for y in test.y if y >= 0]
+    after = CalibratedClassifier(base, own, DECK).classify_batch(cards)
+    assert sum(p.label == t for p, t in zip(after, truth)) >= 0.95 * len(cards)
+    assert all(p.label in (None, t) for p, t in zip(after, truth))
+
+
 def test_what_is_not_a_known_card_is_not_named(base, foreign, profile):
     _, test = foreign
     calibrated = CalibratedClassifier(base, profile, DECK)
@@ -158,6 +185,17 @@ def test_what_is_not_a_known_card_is_not_named(base, foreign, profile):
     assert without_7.missing() == ["7"]
     sevens = [c for c, y in zip(test.crops, test.y) if y == LABELS.index("7")]
     assert all(p.label != "7" for p in CalibratedClassifier(base, without_7, DECK).classify_batch(sevens))
+
+
+def test_a_label_not_shown_is_read_by_the_model_alone_in_a_deck_it_reads(base):
+    """A foreign deck (agreement near 0) never names a label it has no sample of (the test above);
+    a deck printed like the training family does, through the model's vote, and names its crops
+    as no other label."""
+    family, test = capture_printing(DECK, 12, 1, 3, style="heldout")
+    without_7 = calibrate(base, DECK, {k: v for k, v in family.items() if k != "7"})
+    sevens = [c for c, y in zip(test.crops, test.y) if y == LABELS.index("7")]
+    read = [p.label for p in CalibratedClassifier(base, without_7, DECK).classify_batch(sevens)]
+    assert set(read) <= {"7", None} and read.count("7") >= 2, read
 
 
 def test_update_replaces_only_the_labels_given(base, foreign, profile):
@@ -289,7 +327,7 @@ def test_foreign_eval_reads_with_another_look_model_and_reports_nearest_sample_a
 
     report = evaluate_deck(DECK, None, 11, 1, 1, look_model="models/card-look.onnx")
     assert report["look_model"].endswith("card-look.onnx") and len(report["look_sha256"]) == 64
-    assert all(0 <= report[f"nearest_{k}_{kind}"] <= 1 for k in (1, 3) for kind in ("look", "combined"))
+    assert all(0 <= report[f"nearest_{k}"] <= 1 for k in (1, 3))
     assert report["1 sample"]["cards"] == len(LABELS)
     shutil.copy("models/card-look.onnx", tmp_path / "other.onnx")
     assert foreign_eval(["--deck", DECK, "--look-model", str(tmp_path / "other.onnx")]) == 2
@@ -311,3 +349,13 @@ def test_foreign_eval_measures_other_scoring_parameters_and_refuses_unknown_ones
     assert strict["before"] == default["before"]    # the model alone does not read through a profile
     assert foreign_eval(["--deck", DECK, "--params", '{"bogus": 1}']) == 2
     assert "--params" in capsys.readouterr().err
+
+
+def test_tuning_searches_one_parameter_set_for_every_deck_named():
+    from vision.adapt import CalibrationParams
+    from vision.foreign_eval import tune
+
+    result = tune(["flip7", "flip7-vengeance"], None, 11, 1, 1, control_printings=1)
+    assert set(result["params"]) == set(CalibrationParams().__dict__)
+    assert {key.split()[0] for key in result["tuning_stats"]} == {"flip7", "flip7-vengeance"}
+    assert len(result["tuning_stats"]) == 2 * 2 * 2  # decks x (foreign, held-out family) x (1, 3 samples)

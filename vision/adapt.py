@@ -1,40 +1,42 @@
 """Few-shot adaptation to the user's own deck: calibration profiles and the calibrated classifier.
 
 The trained classifier has only ever seen rendered cards. After the user shows each card once (or
-a few times), a *profile* holds two descriptions of each of those crops: its embedding by the
-look network (vision.look: one network for every deck, trained to compare card faces within a
-printing) and the features the deck's classifier reads before its last layer (vision.embedding:
-they describe a print like the training family's best). Each crop is also turned half round,
-since cards lie either way up, and altered copies of each are described (AUGMENTED_VIEWS per label
-and way, shared among its crops; light
-level and colour cast, a light gradient, a corner error of the locator, blur, sensor noise: what
-changes between the calibration capture and a later one), and two views of each that are NOT a
-whole card (its middle alone, as a far too small quad sees it; the card shifted half out of the
-crop, as a quad astride its edge sees it): samples of "none" made of this very deck. At run time
-a crop's descriptions are compared with them; no training run, no PyTorch, only numpy.
+a few times), a *profile* holds the look network's embeddings (vision.look: one network for every
+deck, trained to compare card faces within a printing) of each crop shown, both ways up (cards
+lie either way), of altered copies of each (AUGMENTED_VIEWS per label and way, shared among its
+crops: light level and colour cast, a light gradient, a corner error of the locator, blur, sensor
+noise: what changes between the calibration capture and a later one), and of four views of each
+that are NOT a whole card (not_a_card_views: what the locator's wrong quads see): samples of
+"none" made of this very deck. It also records how many of the crops the trained classifier itself named right: a deck
+printed like the training family is read by the model, a foreign one is not. At run time a crop's
+embedding is compared with the profile; no training run, no PyTorch, only numpy.
 
-Scoring (numbers in CalibrationParams, tuned with `python -m vision.foreign_eval --tune` on
+Reading (numbers in CalibrationParams, tuned with `python -m vision.foreign_eval --tune` on
 foreign printings and printings of the training family in held-out fonts, scenes never used for
-the figures reported; models/calibration.md):
-* both descriptions are centred on the profile's mean card (the mean over labels of each
-  label's mean) and each scaled to unit length, so cosine similarity measures what tells this
-  deck's cards apart rather than what all cards share ("simple shot" normalisation);
-* a sample's similarity to a crop is the cosine of their look embeddings and feature_weight x
-  the cosine of their classifier features, over 1 + feature_weight; a label's similarity is its
-  best sample's;
-* class scores are similarity / temperature, plus base_weight x the trained model's logit, so
-  the trained classifier still votes; "none" competes as a virtual sample at similarity
-  none_similarity or at its best cosine with the deck's "none" views, whichever is higher (plus
-  its own logit share): a crop unlike every sample of the user's deck, or like a part of a card,
-  is not named;
+the reported figures; models/calibration.md):
+* embeddings are centred on the profile's mean card (the mean over labels of each label's mean)
+  and scaled to unit length, so cosine similarity measures what tells this deck's cards apart
+  rather than what all cards share ("simple shot" normalisation); a label's similarity to a crop
+  is its best sample's;
+* class scores are similarity / temperature, plus model_weight x the trained model's logit x its
+  agreement (the share of the profile's crops, both ways up, the model named right by itself):
+  the model votes for a deck printed like its training family, and not for one it cannot read;
+* "none" competes as a virtual sample at similarity none_similarity or at its best cosine with
+  the deck's "none" views, whichever is higher: a crop unlike every card of the deck, or like a
+  part of one, is not named;
 * the softmax of those scores goes through the same reject rule as the trained classifier
-  (min_confidence, min_margin), so a card close to two labels is "not sure", not a guess.
+  (min_confidence, min_margin), so a card close to two labels is "not sure", not a guess;
+* a label the profile has no sample of scores the model's vote alone: the model still names it in
+  a deck it reads (agreement near 1), and never in one it cannot read (agreement near 0).
+Version 2 profiles also compared the classifier's own features (its last feature map) and let
+the model vote with a fixed weight: features and vote carried a deck like the training family but
+blurred a foreign one, so the reject rule had to refuse a quarter to two thirds of foreign cards.
 
 Profiles are .npz files (no pickles) with a JSON header: format name and version, deck id, the
-SHA-256 of the classifier and of the look model the descriptions came from, their sizes, labels,
-per-label sample counts, the scoring parameters. A profile that is corrupt, of another version, another deck or
-another model is refused with a ProfileError saying so: embeddings of another network would
-silently mean nothing.
+SHA-256 of the classifier and of the look model, their names, labels, per-label crop counts and
+model agreement, the scoring parameters. A profile that is corrupt, of another version, another
+deck or another model is refused with a ProfileError saying so: embeddings of another network
+would silently mean nothing.
 """
 
 from __future__ import annotations
@@ -52,12 +54,13 @@ from vision.classifier import CardClassifier, ModelError, Prediction, reject_rul
 from vision.look import LookModel
 
 PROFILE_FORMAT = "tablemate-calibration-profile"
-PROFILE_VERSION = 2  # 1: the classifier's features alone (before the look network)
+# 1: the classifier's features alone; 2: look embedding and classifier features, nearest sample
+PROFILE_VERSION = 3
 AUGMENTED_VIEWS = 16  # altered copies per label and way up, shared among its crops (at least 4 each)
 # `python -m vision.foreign_eval --deck flip7` with the previous look network: 1 sample 97.83 % /
 # 41.05 % rejected with 4 copies per crop, 97.89 % / 39.49 % with 16 per label (a one-off sweep of
 # 4 / 8 / 16 / 24 copies on the tuning printings levelled off at 16). A budget per label, not per
-# crop, keeps 3-crop calibration of flip7 under a second (0.84 s here).
+# crop, keeps 3-crop calibration of flip7 under a second.
 
 
 class ProfileError(ValueError):
@@ -66,28 +69,27 @@ class ProfileError(ValueError):
 
 @dataclass(frozen=True)
 class CalibrationParams:
-    """Chosen by `python -m vision.foreign_eval --deck flip7 --printings 6 --test-per-label 6 --tune`
-    on tuning printings and scenes (foreign ones, and the training family in held-out fonts: a
-    user's deck may be either), never those of the reported figures: accuracy among accepted
-    first, then fewest rejected."""
-    temperature: float = 0.12      # similarity -> logit scale
-    feature_weight: float = 1.0    # share of the classifier features' cosine beside the look embedding's
-    base_weight: float = 0.1       # share of the trained model's logits
-    none_similarity: float = 0.2   # the virtual "none" sample's similarity
+    """Chosen by `python -m vision.foreign_eval --tune flip7 flip7-vengeance uno-flip --printings 6
+    --test-per-label 6` on tuning printings and scenes of the three decks (foreign ones, and the
+    training family in held-out fonts: a user's deck may be either), never those of the reported
+    figures: accuracy among accepted first, then fewest rejected."""
+    temperature: float = 0.08      # similarity -> score scale
+    none_similarity: float = 0.6   # the virtual "none" sample's similarity: below it a crop is rather none
+    model_weight: float = 4.0      # of the trained model's logits, times its agreement with the profile
     min_confidence: float = 0.3
-    min_margin: float = 0.4
+    min_margin: float = 0.5
 
 
 @dataclass
 class Profile:
     deck: str
-    model_sha256: str                # of the deck classifier whose features are stored
+    model_sha256: str                # of the deck classifier (its logits vote, its agreement is stored)
     look_sha256: str                 # of the look model (vision.look) whose embeddings are stored
     labels: tuple[str, ...]          # the deck's labels, classifier order
-    embeddings: np.ndarray           # (M, look_dim + feature dim): look embedding, then classifier features; float16 on disk
-    look_dim: int
-    sample_labels: np.ndarray        # (M,) int32: i = a view of label i; -1 - i = a "none" view made from label i's crop
-    counts: dict[str, int]           # crops captured per label (each gives two embeddings)
+    embeddings: np.ndarray           # (M, look dim) look embeddings; float16 on disk
+    sample_labels: np.ndarray        # (M,) int: i = a view of label i; -1 - i = a "none" view made from label i's crop
+    counts: dict[str, int]           # crops captured per label
+    model_named: dict[str, int]      # of those crops' 2 x counts ways up, how many the trained model named right
     params: CalibrationParams = field(default_factory=CalibrationParams)
     model_name: str = ""
     look_name: str = ""
@@ -100,14 +102,20 @@ class Profile:
     def missing(self) -> list[str]:
         return [label for label in self.labels if self.counts.get(label, 0) == 0]
 
+    @property
+    def model_agreement(self) -> float:
+        """Share of the profile's crops (both ways up) the trained model names right by itself."""
+        shown = 2 * sum(self.counts.values())
+        return sum(self.model_named.values()) / shown if shown else 0.0
+
     # -- file format ---------------------------------------------------------------------------
 
     def save(self, path: str | Path) -> None:
         header = {"format": PROFILE_FORMAT, "version": PROFILE_VERSION, "deck": self.deck,
                   "model": {"sha256": self.model_sha256, "name": self.model_name},
                   "look_model": {"sha256": self.look_sha256, "name": self.look_name},
-                  "embedding_dim": self.dim, "look_dim": self.look_dim, "labels": list(self.labels), "counts": self.counts,
-                  "params": asdict(self.params), "created": self.created}
+                  "embedding_dim": self.dim, "labels": list(self.labels), "counts": self.counts,
+                  "model_named": self.model_named, "params": asdict(self.params), "created": self.created}
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         buffer = io.BytesIO()
@@ -126,34 +134,38 @@ class Profile:
         try:
             with np.load(path, allow_pickle=False) as z:
                 header = json.loads(bytes(z["header"]).decode("utf-8"))
+                if not isinstance(header, dict) or header.get("format") != PROFILE_FORMAT:
+                    raise ProfileError(f"{path}: not a tablemate calibration profile")
+                if header.get("version") != PROFILE_VERSION:
+                    raise ProfileError(f"{path}: calibration profile version {header.get('version')!r} is not "
+                                       f"supported (this tablemate reads version {PROFILE_VERSION}); calibrate again")
                 embeddings = np.asarray(z["embeddings"], np.float32)
                 sample_labels = np.asarray(z["sample_labels"], np.int64)
         except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError, EOFError) as error:
+            if isinstance(error, ProfileError):
+                raise
             raise ProfileError(f"{path}: not a readable calibration profile (corrupt or another kind "
                                f"of file: {type(error).__name__}: {error})") from None
-        if not isinstance(header, dict) or header.get("format") != PROFILE_FORMAT:
-            raise ProfileError(f"{path}: not a tablemate calibration profile")
-        if header.get("version") != PROFILE_VERSION:
-            raise ProfileError(f"{path}: calibration profile version {header.get('version')!r} is not "
-                               f"supported (this tablemate reads version {PROFILE_VERSION}); calibrate again")
         try:
             labels = tuple(str(x) for x in header["labels"])
             counts = {str(k): int(v) for k, v in header["counts"].items()}
+            model_named = {str(k): int(v) for k, v in header["model_named"].items()}
             params = CalibrationParams(**{k: float(v) for k, v in header["params"].items()})
             profile = cls(deck=str(header["deck"]), model_sha256=str(header["model"]["sha256"]),
                           look_sha256=str(header["look_model"]["sha256"]), labels=labels,
-                          embeddings=embeddings, look_dim=int(header["look_dim"]), sample_labels=sample_labels,
-                          counts=counts, params=params, model_name=str(header["model"].get("name", "")),
+                          embeddings=embeddings, sample_labels=sample_labels,
+                          counts=counts, model_named=model_named, params=params,
+                          model_name=str(header["model"].get("name", "")),
                           look_name=str(header["look_model"].get("name", "")), created=str(header.get("created", "")))
             dim = int(header["embedding_dim"])
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise ProfileError(f"{path}: calibration profile header is incomplete or malformed "
                                f"({type(error).__name__}: {error})") from None
-        if (embeddings.ndim != 2 or embeddings.shape[1] != dim or len(sample_labels) != len(embeddings)
-                or not 0 < profile.look_dim < dim):
+        if embeddings.ndim != 2 or embeddings.shape[1] != dim or len(sample_labels) != len(embeddings):
             raise ProfileError(f"{path}: calibration profile arrays do not match its header (corrupt)")
-        if not np.isfinite(embeddings).all() or (len(sample_labels) and
-                                                 (sample_labels.min() < -len(labels) or sample_labels.max() >= len(labels))):
+        if (not np.isfinite(embeddings).all() or (len(sample_labels) and (
+                sample_labels.min() < -len(labels) or sample_labels.max() >= len(labels)))
+                or any(not 0 <= model_named.get(lab, 0) <= 2 * n for lab, n in counts.items())):
             raise ProfileError(f"{path}: calibration profile holds invalid values (corrupt)")
         return profile
 
@@ -165,12 +177,12 @@ class Profile:
             raise ProfileError(f"{source} was calibrated with another model ({self.model_name or 'unknown'}, "
                                f"sha256 {self.model_sha256[:12]}…) than {classifier.name} "
                                f"(sha256 {classifier.identity[:12]}…); calibrate again with this model")
-        if not classifier.has_features:
-            raise ProfileError(f"{classifier.name} has no `embedding` output (python -m vision.embedding)")
         if self.look_sha256 != look.identity:
             raise ProfileError(f"{source} was calibrated with another look model ({self.look_name or 'unknown'}, "
                                f"sha256 {self.look_sha256[:12]}…) than {look.name} "
                                f"(sha256 {look.identity[:12]}…); calibrate again with this model")
+        if self.dim != look.dim:
+            raise ProfileError(f"{source} holds {self.dim}-value embeddings, {look.name} gives {look.dim}")
         if tuple(self.labels) != tuple(classifier.labels):
             raise ProfileError(f"{source} lists other labels than the model {classifier.name}")
 
@@ -214,38 +226,39 @@ def augment(crop_bgr: np.ndarray, rng: np.random.Generator, n: int, size: tuple[
 
 
 def not_a_card_views(crop_bgr: np.ndarray, rng: np.random.Generator, size: tuple[int, int]) -> list[np.ndarray]:
-    """Two views of the crop that are not one whole card: its middle (40-60 %) blown up, and the
-    card shifted 35-70 % of a side out of the frame (the rest filled with its edge colour)."""
+    """Four views of the crop that are not one whole card, as the locator's wrong quads see it:
+    its middle (40-60 %) blown up (a quad far too small); the card shifted 35-70 % of a side out
+    of the frame (astride its edge); the card shrunk to 45-70 % somewhere inside (far too big);
+    and no card at all, the colour of its edge with a little noise (the table)."""
     import cv2
 
     h, w = crop_bgr.shape[:2]
     f = rng.uniform(0.4, 0.6)
     y0, x0 = int((1 - f) / 2 * h), int((1 - f) / 2 * w)
-    middle = cv2.resize(crop_bgr[y0:h - y0, x0:w - x0], size, interpolation=cv2.INTER_AREA)
-    edge = np.concatenate([crop_bgr[:3].reshape(-1, 3), crop_bgr[-3:].reshape(-1, 3)]).mean(0)
+    middle = crop_bgr[y0:h - y0, x0:w - x0]
+    edge = np.concatenate([crop_bgr[:3].reshape(-1, 3), crop_bgr[-3:].reshape(-1, 3)]).mean(0).astype(np.uint8)
     shifted = np.empty_like(crop_bgr)
-    shifted[:] = edge.astype(np.uint8)
+    shifted[:] = edge
     axis = int(rng.integers(2))
     d = int(rng.uniform(0.35, 0.7) * crop_bgr.shape[axis]) * int(rng.choice([-1, 1]))
     src = [slice(None), slice(None)]
     dst = [slice(None), slice(None)]
     src[axis], dst[axis] = (slice(0, -d), slice(d, None)) if d > 0 else (slice(-d, None), slice(0, d))
     shifted[tuple(dst)] = crop_bgr[tuple(src)]
-    return [middle, cv2.resize(shifted, size, interpolation=cv2.INTER_AREA)]
+    inside = np.empty_like(crop_bgr)
+    inside[:] = edge
+    f = rng.uniform(0.45, 0.7)
+    sw, sh = int(w * f), int(h * f)
+    x0, y0 = int(rng.uniform(0, w - sw)), int(rng.uniform(0, h - sh))
+    inside[y0:y0 + sh, x0:x0 + sw] = cv2.resize(crop_bgr, (sw, sh), interpolation=cv2.INTER_AREA)
+    table = np.clip(edge + rng.normal(0, 6, crop_bgr.shape), 0, 255).astype(np.uint8)
+    return [cv2.resize(v, size, interpolation=cv2.INTER_AREA) for v in (middle, shifted, inside, table)]
 
 
-def describe(classifier: CardClassifier, look: LookModel, crops_bgr) -> tuple[np.ndarray, np.ndarray]:
-    """(logits (N, C), embeddings (N, look dim + feature dim)): what a profile stores of a crop and
-    what a crop is compared by."""
-    logits, features = classifier.logits_and_features(crops_bgr)
-    return logits, np.concatenate([look.embed(crops_bgr), features], axis=1)
-
-
-def sample_embeddings(classifier: CardClassifier, look: LookModel, crops_bgr,
-                      seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def sample_views(look: LookModel, crops_bgr, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(card views, none views): each crop and the crop turned half round, each with its
     augmentations, (N * 2 * (1 + augmentations_per_crop(N)), D); and their not-a-card views
-    (N * 2 * 2, D). Seeded: the same crops give the same profile."""
+    (N * 2 * 4, D). Seeded: the same crops give the same profile."""
     rng = np.random.default_rng(seed)
     copies = augmentations_per_crop(len(crops_bgr))
     size = (look.width, look.height)
@@ -255,7 +268,7 @@ def sample_embeddings(classifier: CardClassifier, look: LookModel, crops_bgr,
             way = np.ascontiguousarray(way)
             cards += augment(way, rng, copies, size)
             nones += not_a_card_views(way, rng, size)
-    e = describe(classifier, look, cards + nones)[1]
+    e = look.embed(cards + nones)
     return e[:len(cards)], e[len(cards):]
 
 
@@ -279,28 +292,31 @@ def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, l
         update.check_matches(classifier, look, deck, "the profile to update")
         redone = np.array([labels.index(lab) for lab in crops_by_label])
         keep = ~np.isin(update.sample_labels, np.concatenate([redone, -1 - redone]))
-        embeddings, sample_labels = [update.embeddings[keep]], [update.sample_labels[keep]]
+        parts = [(update.embeddings[keep], update.sample_labels[keep])]
         counts = {lab: n for lab, n in update.counts.items() if lab not in crops_by_label}
+        model_named = {lab: n for lab, n in update.model_named.items() if lab not in crops_by_label}
         params = params or update.params
     else:
-        embeddings, sample_labels, counts = [], [], {}
+        parts, counts, model_named = [], {}, {}
     for label, crops in crops_by_label.items():
         if not crops:
             continue
         index = labels.index(label)
-        card_views, none_views = sample_embeddings(classifier, look, crops, seed=index)
-        embeddings += [card_views, none_views]
-        sample_labels += [np.full(len(card_views), index, np.int64), np.full(len(none_views), -1 - index, np.int64)]
+        cards, nones = sample_views(look, crops, seed=index)
+        parts += [(cards, np.full(len(cards), index)), (nones, np.full(len(nones), -1 - index))]
         counts[label] = len(crops)
-    if not embeddings:
+        both_ways = [np.ascontiguousarray(view) for crop in crops for view in (crop, crop[::-1, ::-1])]
+        model_named[label] = sum(p.label == label for p in classifier.classify_batch(both_ways))
+    if not parts:
         raise ValueError("no card crops to calibrate with")
+    order = {lab: i for i, lab in enumerate(labels)}
     return Profile(deck=deck, model_sha256=classifier.identity, look_sha256=look.identity, labels=labels,
-                   embeddings=np.concatenate(embeddings).astype(np.float32), look_dim=look.dim,
-                   sample_labels=np.concatenate(sample_labels), counts=dict(sorted(counts.items(),
-                                                                                  key=lambda kv: labels.index(kv[0]))),
+                   embeddings=np.concatenate([e for e, _ in parts]).astype(np.float32),
+                   sample_labels=np.concatenate([s for _, s in parts]).astype(np.int64),
+                   counts=dict(sorted(counts.items(), key=lambda kv: order[kv[0]])),
+                   model_named=dict(sorted(model_named.items(), key=lambda kv: order[kv[0]])),
                    params=params or CalibrationParams(), model_name=Path(classifier.name).name,
-                   look_name=Path(look.name).name,
-                   created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+                   look_name=Path(look.name).name, created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
 class CalibratedClassifier:
@@ -316,13 +332,12 @@ class CalibratedClassifier:
         self.spec = base.spec
         self.name = f"{base.name} + {source}"
         self.params = profile.params
-        labels = list(profile.labels)
-        self._class_of_label = np.array([base.spec.classes.index(lab) for lab in labels])
+        self._class_of_label = np.array([base.spec.classes.index(lab) for lab in profile.labels])
+        self._model_weight = self.params.model_weight * profile.model_agreement
         present = np.unique(profile.sample_labels[profile.sample_labels >= 0])
         raw = profile.embeddings.astype(np.float64)
         self._center = np.mean([raw[profile.sample_labels == i].mean(0) for i in present], axis=0)
-        self._split = profile.look_dim
-        self.samples = self._normalised(raw)  # (M, D) centred, each part of unit length
+        self.samples = self._normalised(raw)  # (M, D) centred, unit length
         self.sample_labels = profile.sample_labels
         self._rows = {int(i): np.flatnonzero(profile.sample_labels == i) for i in present}
         self._none_rows = np.flatnonzero(profile.sample_labels < 0)
@@ -331,16 +346,18 @@ class CalibratedClassifier:
     def labels(self) -> tuple[str, ...]:
         return self.base.labels
 
+    def _normalised(self, embeddings: np.ndarray) -> np.ndarray:
+        """Centred on the profile's mean card, unit length."""
+        return _unit(embeddings.astype(np.float64) - self._center).astype(np.float32)
+
     def similarities(self, embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """((N, L), (N,)): per label, the best similarity between each crop and that label's
-        samples (-1 for a label without samples); and the best with the "none" views (-1: none).
-        A similarity is (look cosine + feature_weight x feature cosine) / (1 + feature_weight)."""
-        z, d, w = self._normalised(embeddings), self._split, self.params.feature_weight
-        cos = (z[:, :d] @ self.samples[:, :d].T + w * (z[:, d:] @ self.samples[:, d:].T)) / (1 + w)
-        out = np.full((len(z), len(self.profile.labels)), -1.0)
+        """((N, L), (N,)): per label, the best cosine between each crop and that label's samples
+        (-1: the label has no samples); and the best with the "none" views (-1: none)."""
+        cos = self._normalised(embeddings) @ self.samples.T
+        out = np.full((len(cos), len(self.profile.labels)), -1.0)
         for i, rows in self._rows.items():
             out[:, i] = cos[:, rows].max(axis=1)
-        none = cos[:, self._none_rows].max(axis=1) if len(self._none_rows) else np.full(len(z), -1.0)
+        none = cos[:, self._none_rows].max(axis=1) if len(self._none_rows) else np.full(len(cos), -1.0)
         return out, none
 
     def probabilities(self, crops_bgr) -> np.ndarray:
@@ -349,16 +366,11 @@ class CalibratedClassifier:
             return np.zeros((0, len(classes)), np.float32)
         return self.scores_to_probabilities(*describe(self.base, self.look, crops_bgr))
 
-    def _normalised(self, embeddings: np.ndarray) -> np.ndarray:
-        """Centred on the profile's mean card, look part and feature part each of unit length."""
-        z = embeddings.astype(np.float64) - self._center
-        return np.concatenate([_unit(z[:, :self._split]), _unit(z[:, self._split:])], axis=1).astype(np.float32)
-
     def scores_to_probabilities(self, logits: np.ndarray, embeddings: np.ndarray) -> np.ndarray:
         p = self.params
-        scores = p.base_weight * logits.astype(np.float64)
+        scores = self._model_weight * logits.astype(np.float64)
         sims, none = self.similarities(embeddings)
-        scores[:, self._class_of_label] += sims / p.temperature
+        scores[:, self._class_of_label] += np.where(sims > -1, sims, 0.0) / p.temperature  # no samples: the vote alone
         scores[:, self.spec.none_index] += np.maximum(p.none_similarity, none) / p.temperature
         scores -= scores.max(axis=1, keepdims=True)
         e = np.exp(scores)
@@ -375,6 +387,11 @@ class CalibratedClassifier:
         return [self.decide(p) for p in self.probabilities(crops_bgr)]
 
 
+def describe(classifier: CardClassifier, look: LookModel, crops_bgr) -> tuple[np.ndarray, np.ndarray]:
+    """(the trained model's logits (N, C), look embeddings (N, D)): what a crop is read by."""
+    return classifier.logits(crops_bgr), look.embed(crops_bgr)
+
+
 def load_classifier(deck: str, models_dir=None, profile_path=None):
     """The deck's classifier, read through the calibration profile at profile_path when given.
     Raises vision.classifier.ModelError or ProfileError with a message for the user."""
@@ -386,3 +403,4 @@ def load_classifier(deck: str, models_dir=None, profile_path=None):
 
 def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-9)
+

@@ -11,7 +11,9 @@ up. Two or three photos per card, under the table's own light, read best.
 Then: tablemate classify --deck flip7 --profile flip7-profile.npz IMAGE...  (also scan and run).
 Prints per label what was learnt: photos used, and the other label that looks most alike with
 its similarity (cosine; the closer to 1, the more often those two will be read "not sure"; a
-label most alike to itself in another folder means a photo in the wrong folder). A label without photos is never named through the profile ("not sure").
+label most alike to itself in another folder means a photo in the wrong folder). A label without
+photos is read by the trained model alone, as far as the model reads the photos given (its
+agreement, printed): in a deck printed unlike the model's training cards it is never named.
 
 Exit status: 0 profile written; 1 written, but some photos were unusable or labels missing;
 2 nothing written (no model, a folder not named by a label, no usable photo, a refused profile).
@@ -126,7 +128,8 @@ def main(args: argparse.Namespace) -> int:
         print(line)
     missing = profile.missing()
     if missing:
-        print(f"not calibrated (read as \"not sure\"): {', '.join(missing)}")
+        print(f"not calibrated (read by the model alone, which named {100 * profile.model_agreement:.0f} % of "
+              f"these photos right): {', '.join(missing)}")
     return 1 if problems or missing else 0
 
 
