@@ -27,7 +27,6 @@ test: $(STAMP)
 # Training is not part of `make test`: it needs the train extra (local CPU torch) and ~20 minutes.
 model: $(TRAIN_STAMP)
 	$(PY) -m vision.train --deck flip7
-	$(PY) -m vision.embedding models/*.onnx
 
 # The look network that calibration to the user's deck compares cards with (one for every deck).
 look-model: $(TRAIN_STAMP)

@@ -23,7 +23,6 @@ import numpy as np
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 NO_CARD = "no card"
 NOT_SURE = "not sure"
-FEATURES = "embedding"  # the output vision.embedding adds: the final layer's input, read by calibration
 
 
 class ModelError(RuntimeError):
@@ -82,7 +81,6 @@ class CardClassifier:
         self._input = session.get_inputs()[0].name
         outputs = [o.name for o in session.get_outputs()]
         self._output = "logits" if "logits" in outputs else outputs[0]
-        self.has_features = FEATURES in outputs
         n_out = session.get_outputs()[outputs.index(self._output)].shape[-1]
         if isinstance(n_out, int) and n_out != len(spec.classes):
             raise ModelError(f"{name}: the model has {n_out} outputs but its sidecar lists "
@@ -134,13 +132,6 @@ class CardClassifier:
     def logits(self, crops_bgr) -> np.ndarray:
         """Raw logits (N, C) for BGR crops."""
         return self._session.run([self._output], {self._input: self.preprocess(crops_bgr)})[0]
-
-    def logits_and_features(self, crops_bgr) -> tuple[np.ndarray, np.ndarray]:
-        """Raw logits (N, C) and the features the final layer reads (N, D), from one session run;
-        the model must have the `embedding` output (python -m vision.embedding MODEL)."""
-        if not self.has_features:
-            raise ModelError(f"{self.name} has no `{FEATURES}` output (add it: python -m vision.embedding MODEL)")
-        return tuple(self._session.run([self._output, FEATURES], {self._input: self.preprocess(crops_bgr)}))
 
     def decide(self, probs: np.ndarray) -> Prediction:
         """The reject rule applied to one probability vector (possibly averaged over frames)."""
