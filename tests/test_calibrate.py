@@ -100,14 +100,28 @@ def test_corrupt_profiles_are_refused_with_a_message(tmp_path, profile):
     np.savez(tmp_path / "short.npz", **{**parts, "sample_labels": parts["sample_labels"][:-1]})
     with pytest.raises(ProfileError, match="do not match its header"):
         Profile.load(tmp_path / "short.npz")
+    # Damage inside the compressed data, and a single array saved under a profile's name.
+    data = bytearray(good.read_bytes())
+    for at in range(len(data) // 3, len(data) // 3 + 64):
+        data[at] ^= 0xFF
+    (tmp_path / "flipped.npz").write_bytes(bytes(data))
+    np.save(tmp_path / "array.npy", np.zeros(3))
+    for name in ("flipped.npz", "array.npy"):
+        with pytest.raises(ProfileError, match="not a readable calibration profile|not a tablemate"):
+            Profile.load(tmp_path / name)
 
 
 def test_impossible_model_agreement_is_refused(tmp_path, profile):
     good = tmp_path / "good.npz"
     profile.save(good)
-    _rewrite_header(good, tmp_path / "named.npz", model_named={"7": 3})  # of 1 crop, 2 ways up
-    with pytest.raises(ProfileError, match="invalid values"):
-        Profile.load(tmp_path / "named.npz")
+    bad_headers = {"named.npz": {"model_named": {**profile.model_named, "7": 3}},     # of 1 crop, 2 ways up
+                   "unnamed.npz": {"model_named": {"7": 1}},                          # labels without agreement
+                   "counts.npz": {"counts": {**profile.counts, "7": 0}},              # samples but no crop
+                   "params.npz": {"params": {**profile.params.__dict__, "temperature": 0}}}
+    for name, change in bad_headers.items():
+        _rewrite_header(good, tmp_path / name, **change)
+        with pytest.raises(ProfileError, match="invalid values"):
+            Profile.load(tmp_path / name)
 
 
 def _rewrite_header(src: Path, dst: Path, **changes) -> None:
@@ -165,7 +179,7 @@ def test_the_model_votes_only_for_a_deck_it_reads(base, foreign, profile):
     family, test = capture_printing(DECK, 12, 1, 2, style="heldout")
     own = calibrate(base, DECK, family)
     assert own.model_agreement > 0.8
-    assert sum(own.model_named.values()) == round(own.model_agreement * 2 * len(LABELS))
+    assert own.model_agreement < sum(own.model_named.values()) / (2 * len(LABELS))  # the low end of its share
     cards = [c for c, y in zip(test.crops, test.y) if y >= 0]
     truth = [LABELS[y] for y in test.y if y >= 0]
     after = CalibratedClassifier(base, own, DECK).classify_batch(cards)
@@ -180,7 +194,7 @@ def test_what_is_not_a_known_card_is_not_named(base, foreign, profile):
     assert nones and all(p.label is None for p in calibrated.classify_batch(nones))
     blank = [np.full((176, 126, 3), v, np.uint8) for v in (30, 128, 220)]
     assert all(p.label is None for p in calibrated.classify_batch(blank))
-    # A label the profile has no sample of can never be named.
+    # A label the profile has no sample of is never named in a deck the model cannot read.
     without_7 = calibrate(base, DECK, {k: v for k, v in foreign[0].items() if k != "7"})
     assert without_7.missing() == ["7"]
     sevens = [c for c, y in zip(test.crops, test.y) if y == LABELS.index("7")]
@@ -192,10 +206,53 @@ def test_a_label_not_shown_is_read_by_the_model_alone_in_a_deck_it_reads(base):
     a deck printed like the training family does, through the model's vote, and names its crops
     as no other label."""
     family, test = capture_printing(DECK, 12, 1, 3, style="heldout")
-    without_7 = calibrate(base, DECK, {k: v for k, v in family.items() if k != "7"})
-    sevens = [c for c, y in zip(test.crops, test.y) if y == LABELS.index("7")]
-    read = [p.label for p in CalibratedClassifier(base, without_7, DECK).classify_batch(sevens)]
-    assert set(read) <= {"7", None} and read.count("7") >= 2, read
+    for left_out in ("7", "+8", "freeze"):
+        without = calibrate(base, DECK, {k: v for k, v in family.items() if k != left_out})
+        crops = [c for c, y in zip(test.crops, test.y) if y == LABELS.index(left_out)]
+        read = [p.label for p in CalibratedClassifier(base, without, DECK).classify_batch(crops)]
+        assert read == [left_out] * len(crops), (left_out, read)
+
+
+def test_agreement_from_a_few_crops_does_not_switch_the_vote_on():
+    """One card of a foreign Vengeance printing that the model happens to read both ways up: full
+    agreement by count, but one card tells little. The reading through that one-card profile
+    names no more of the deck's other cards wrongly than the model alone."""
+    deck = "flip7-vengeance"
+    labels = DECKS[deck].labels
+    model = CardClassifier.load(deck)
+    shown, test = capture_printing(deck, 14, 1, 2)
+    one = calibrate(model, deck, {"zero": shown["zero"]})
+    assert one.model_named == {"zero": 2} and one.model_agreement < 0.4
+    others = [(c, labels[y]) for c, y in zip(test.crops, test.y) if y >= 0 and labels[y] != "zero"]
+    wrong = lambda reader: sum(p.label not in (None, t) for p, (_, t) in  # noqa: E731
+                               zip(reader.classify_batch([c for c, _ in others]), others))
+    assert wrong(CalibratedClassifier(model, one, deck)) <= wrong(model)
+
+
+def test_none_views_cover_the_locators_wrong_quads(base, foreign, profile):
+    """A quad far too big (the card small inside the table) and a quad on the bare table read as
+    no card: the profile holds such views of the user's own cards."""
+    import cv2
+
+    calibrated = CalibratedClassifier(base, profile, DECK)
+    _, test = foreign
+    rng = np.random.default_rng(3)
+    views = []
+    for crop in [c for c, y in zip(test.crops, test.y) if y >= 0][:20]:
+        h, w = crop.shape[:2]
+        edge = crop[:3].reshape(-1, 3).mean(0)
+        inside = np.empty_like(crop)
+        inside[:] = edge.astype(np.uint8)
+        sw, sh = int(w * 0.55), int(h * 0.55)
+        x0, y0 = int(rng.uniform(0, w - sw)), int(rng.uniform(0, h - sh))
+        inside[y0:y0 + sh, x0:x0 + sw] = cv2.resize(crop, (sw, sh), interpolation=cv2.INTER_AREA)
+        table = np.clip(edge + rng.normal(0, 8, crop.shape), 0, 255).astype(np.uint8)
+        views += [inside, table]
+    named = [p.label for p in calibrated.classify_batch(views) if p.label is not None]
+    assert len(named) <= 1, named
+    # Read as none by their likeness to the none views, not only by being unlike every card.
+    cards, none = calibrated.similarities(calibrated.look.embed(views))
+    assert np.mean(none > cards.max(axis=1)) >= 0.9
 
 
 def test_update_replaces_only_the_labels_given(base, foreign, profile):
@@ -208,6 +265,11 @@ def test_update_replaces_only_the_labels_given(base, foreign, profile):
     assert len(sevens) == 2 * 2 * (1 + augmentations_per_crop(2))
     assert len(profile.embeddings[profile.sample_labels == LABELS.index("7")]) == 2 * (1 + augmentations_per_crop(1))
     np.testing.assert_array_equal(eights, profile.embeddings[profile.sample_labels == LABELS.index("8")])
+    assert updated.model_named == {**profile.model_named, "7": updated.model_named["7"]}
+    # A label given no crop is kept, not emptied; nothing at all to learn is refused.
+    assert calibrate(base, DECK, {"8": []}, update=updated).counts == updated.counts
+    with pytest.raises(ValueError, match="no card crops"):
+        calibrate(base, DECK, {"7": []})
 
 
 # -- commands ---------------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import time
 import zipfile
 from dataclasses import asdict, dataclass, field
@@ -104,9 +105,16 @@ class Profile:
 
     @property
     def model_agreement(self) -> float:
-        """Share of the profile's crops (both ways up) the trained model names right by itself."""
-        shown = 2 * sum(self.counts.values())
-        return sum(self.model_named.values()) / shown if shown else 0.0
+        """How far the trained model reads this deck: the share of the profile's crops (both ways
+        up) it names right by itself, taken at the low end of what that many crops can tell (Wilson
+        bound, z = 1.96): one card of a foreign deck the model happens to read does not switch its
+        vote on (1 of 1 crop: 0.34; 42 of 44 ways: 0.84; none: 0)."""
+        n = 2 * sum(self.counts.values())
+        if n == 0:
+            return 0.0
+        p, z2 = sum(self.model_named.values()) / n, 1.96 ** 2
+        low = (p + z2 / (2 * n) - math.sqrt(z2 * p * (1 - p) / n + z2 * z2 / (4 * n * n))) / (1 + z2 / n)
+        return max(0.0, low)
 
     # -- file format ---------------------------------------------------------------------------
 
@@ -141,9 +149,9 @@ class Profile:
                                        f"supported (this tablemate reads version {PROFILE_VERSION}); calibrate again")
                 embeddings = np.asarray(z["embeddings"], np.float32)
                 sample_labels = np.asarray(z["sample_labels"], np.int64)
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError, EOFError) as error:
-            if isinstance(error, ProfileError):
-                raise
+        except ProfileError:
+            raise
+        except Exception as error:  # numpy, zlib and json raise many kinds for a damaged file
             raise ProfileError(f"{path}: not a readable calibration profile (corrupt or another kind "
                                f"of file: {type(error).__name__}: {error})") from None
         try:
@@ -161,13 +169,31 @@ class Profile:
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise ProfileError(f"{path}: calibration profile header is incomplete or malformed "
                                f"({type(error).__name__}: {error})") from None
-        if embeddings.ndim != 2 or embeddings.shape[1] != dim or len(sample_labels) != len(embeddings):
+        if (embeddings.ndim != 2 or sample_labels.ndim != 1 or embeddings.shape[1] != dim
+                or len(sample_labels) != len(embeddings)):
             raise ProfileError(f"{path}: calibration profile arrays do not match its header (corrupt)")
-        if (not np.isfinite(embeddings).all() or (len(sample_labels) and (
-                sample_labels.min() < -len(labels) or sample_labels.max() >= len(labels)))
-                or any(not 0 <= model_named.get(lab, 0) <= 2 * n for lab, n in counts.items())):
-            raise ProfileError(f"{path}: calibration profile holds invalid values (corrupt)")
+        problem = profile._invalid()
+        if problem:
+            raise ProfileError(f"{path}: calibration profile holds invalid values ({problem}; corrupt)")
         return profile
+
+    def _invalid(self) -> str:
+        """What is wrong with the contents, or "" (arrays and header fields already parsed)."""
+        labels, sl = self.labels, self.sample_labels
+        if not np.isfinite(self.embeddings).all():
+            return "embeddings not finite"
+        if not len(sl) or sl.min() < -len(labels) or sl.max() >= len(labels):
+            return "sample labels out of range"
+        shown = {labels[i] for i in np.unique(sl[sl >= 0])}
+        if not shown or set(self.counts) != shown or min(self.counts.values()) < 1:
+            return "crop counts do not match the samples"
+        if set(self.model_named) != set(self.counts) or any(
+                not 0 <= self.model_named[lab] <= 2 * n for lab, n in self.counts.items()):
+            return "model agreement does not match the crop counts"
+        p = self.params
+        if not all(math.isfinite(v) for v in asdict(p).values()) or p.temperature <= 0:
+            return "scoring parameters out of range"
+        return ""
 
     def check_matches(self, classifier: CardClassifier, look: LookModel, deck: str, source: str = "profile") -> None:
         """Refuse (ProfileError) a profile made for another deck or with another model."""
@@ -240,7 +266,7 @@ def not_a_card_views(crop_bgr: np.ndarray, rng: np.random.Generator, size: tuple
     shifted = np.empty_like(crop_bgr)
     shifted[:] = edge
     axis = int(rng.integers(2))
-    d = int(rng.uniform(0.35, 0.7) * crop_bgr.shape[axis]) * int(rng.choice([-1, 1]))
+    d = max(1, int(rng.uniform(0.35, 0.7) * crop_bgr.shape[axis])) * int(rng.choice([-1, 1]))
     src = [slice(None), slice(None)]
     dst = [slice(None), slice(None)]
     src[axis], dst[axis] = (slice(0, -d), slice(d, None)) if d > 0 else (slice(-d, None), slice(0, d))
@@ -248,7 +274,7 @@ def not_a_card_views(crop_bgr: np.ndarray, rng: np.random.Generator, size: tuple
     inside = np.empty_like(crop_bgr)
     inside[:] = edge
     f = rng.uniform(0.45, 0.7)
-    sw, sh = int(w * f), int(h * f)
+    sw, sh = max(1, int(w * f)), max(1, int(h * f))
     x0, y0 = int(rng.uniform(0, w - sw)), int(rng.uniform(0, h - sh))
     inside[y0:y0 + sh, x0:x0 + sw] = cv2.resize(crop_bgr, (sw, sh), interpolation=cv2.INTER_AREA)
     table = np.clip(edge + rng.normal(0, 6, crop_bgr.shape), 0, 255).astype(np.uint8)
@@ -281,8 +307,9 @@ def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, l
               params: CalibrationParams | None = None, update: Profile | None = None,
               look: LookModel | None = None) -> Profile:
     """A profile from captured card crops (BGR, any size) per label, embedded by `look` (default:
-    the look model beside the classifier's). With `update`, the labels given replace that
-    profile's samples of those labels; the others are kept."""
+    the look model beside the classifier's). With `update`, the labels given crops replace that
+    profile's samples of those labels; the others are kept (a label given no crop is kept too)."""
+    crops_by_label = {label: crops for label, crops in crops_by_label.items() if len(crops)}
     unknown = sorted(set(crops_by_label) - set(classifier.labels))
     if unknown:
         raise ValueError(f"not {deck} labels: {', '.join(unknown)}")
@@ -299,15 +326,13 @@ def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, l
     else:
         parts, counts, model_named = [], {}, {}
     for label, crops in crops_by_label.items():
-        if not crops:
-            continue
         index = labels.index(label)
         cards, nones = sample_views(look, crops, seed=index)
         parts += [(cards, np.full(len(cards), index)), (nones, np.full(len(nones), -1 - index))]
         counts[label] = len(crops)
         both_ways = [np.ascontiguousarray(view) for crop in crops for view in (crop, crop[::-1, ::-1])]
         model_named[label] = sum(p.label == label for p in classifier.classify_batch(both_ways))
-    if not parts:
+    if not counts:
         raise ValueError("no card crops to calibrate with")
     order = {lab: i for i, lab in enumerate(labels)}
     return Profile(deck=deck, model_sha256=classifier.identity, look_sha256=look.identity, labels=labels,
@@ -341,6 +366,7 @@ class CalibratedClassifier:
         self.sample_labels = profile.sample_labels
         self._rows = {int(i): np.flatnonzero(profile.sample_labels == i) for i in present}
         self._none_rows = np.flatnonzero(profile.sample_labels < 0)
+        self._has_samples = np.isin(np.arange(len(profile.labels)), present)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -367,14 +393,9 @@ class CalibratedClassifier:
         return self.scores_to_probabilities(*describe(self.base, self.look, crops_bgr))
 
     def scores_to_probabilities(self, logits: np.ndarray, embeddings: np.ndarray) -> np.ndarray:
-        p = self.params
-        scores = self._model_weight * logits.astype(np.float64)
         sims, none = self.similarities(embeddings)
-        scores[:, self._class_of_label] += np.where(sims > -1, sims, 0.0) / p.temperature  # no samples: the vote alone
-        scores[:, self.spec.none_index] += np.maximum(p.none_similarity, none) / p.temperature
-        scores -= scores.max(axis=1, keepdims=True)
-        e = np.exp(scores)
-        return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+        return reading_probabilities(self._model_weight * logits, sims, self._has_samples, none,
+                                     self._class_of_label, self.spec.none_index, self.params)
 
     def decide(self, probs: np.ndarray) -> Prediction:
         return reject_rule(probs, self.spec.classes, self.spec.none_index,
@@ -385,6 +406,19 @@ class CalibratedClassifier:
 
     def classify_batch(self, crops_bgr) -> list[Prediction]:
         return [self.decide(p) for p in self.probabilities(crops_bgr)]
+
+
+def reading_probabilities(vote: np.ndarray, sims: np.ndarray, has_samples: np.ndarray, none: np.ndarray,
+                          class_of_label: np.ndarray, none_index: int, params: CalibrationParams) -> np.ndarray:
+    """The reading's softmax (N, C) (module docstring): `vote` the model's logits times its weight
+    and agreement (N, C); `sims` (N, L) and `none` (N,) from CalibratedClassifier.similarities;
+    a label without samples (`has_samples` False) scores the vote alone."""
+    scores = vote.astype(np.float64)
+    scores[:, class_of_label] += sims * has_samples / params.temperature
+    scores[:, none_index] += np.maximum(params.none_similarity, none) / params.temperature
+    scores -= scores.max(axis=1, keepdims=True)
+    e = np.exp(scores)
+    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
 def describe(classifier: CardClassifier, look: LookModel, crops_bgr) -> tuple[np.ndarray, np.ndarray]:

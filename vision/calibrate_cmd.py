@@ -128,8 +128,8 @@ def main(args: argparse.Namespace) -> int:
         print(line)
     missing = profile.missing()
     if missing:
-        print(f"not calibrated (read by the model alone, which named {100 * profile.model_agreement:.0f} % of "
-              f"these photos right): {', '.join(missing)}")
+        print(f"not calibrated (read by the model alone, weighed by how well it reads the profile's "
+              f"photos: agreement {profile.model_agreement:.2f}): {', '.join(missing)}")
     return 1 if problems or missing else 0
 
 

@@ -1,7 +1,8 @@
 """How well a deck's classifier reads a deck it never saw, before and after calibration.
 
     python -m vision.foreign_eval --deck flip7            # the figures of models/calibration.md
-    python -m vision.foreign_eval --tune flip7 flip7-vengeance uno-flip   # choose vision.adapt's scoring parameters
+    python -m vision.foreign_eval --tune flip7 flip7-vengeance uno-flip --printings 6 --test-per-label 6
+                                                          # choose vision.adapt's scoring parameters
 
 Cards are drawn by vision.render_foreign (printings unlike anything vision.render draws: other
 layouts, palettes, stroke fonts) and captured by the scene synthesiser (vision.synth.make_scene:
@@ -48,7 +49,7 @@ def capture_printing(deck: str, printing_seed: int, calib_per_label: int, test_p
                      style: str = "foreign"):
     """(calibration captures per label: dict label -> list of crops, test Capture) of one printing:
     a foreign one (vision.render_foreign), or with style="heldout" one of the training renderer's
-    family in its held-out fonts (the control: a print the embedding was made for)."""
+    family in its held-out fonts (the control: a print the trained classifier reads)."""
     import numpy as np
 
     from rules.cards import DECKS
@@ -211,7 +212,7 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
 
     accuracy = {k: (targets or {}).get(k, target) for k, (target, _) in TARGETS.items()}
 
-    from vision.adapt import CalibratedClassifier, CalibrationParams, calibrate, describe
+    from vision.adapt import CalibratedClassifier, CalibrationParams, calibrate, describe, reading_probabilities
     from vision.classifier import CardClassifier
 
     sets, readers = {}, {}
@@ -236,21 +237,18 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
 
     def table(deck, sims, none, logits, y, temperature, none_similarity, model_weight):
         cls_of_label, none_index, _ = readers[deck]
-        scores = model_weight * logits.astype(np.float64)  # logits already x the profile's agreement
-        scores[:, cls_of_label] += np.where(sims > -1, sims, 0.0) / temperature
-        scores[:, none_index] += np.maximum(none_similarity, none) / temperature
-        scores -= scores.max(1, keepdims=True)
-        probs = np.exp(scores)
-        probs /= probs.sum(1, keepdims=True)
+        params = CalibrationParams(temperature=temperature, none_similarity=none_similarity)
+        probs = reading_probabilities(model_weight * logits, sims, np.ones(sims.shape[1], bool), none,
+                                      cls_of_label, none_index, params)  # logits already x agreement
         top2 = np.sort(probs, 1)[:, -2:]
         return probs.argmax(1), top2[:, 1], top2[:, 1] - top2[:, 0], y
 
     best = None
     for temperature, none_similarity, model_weight in itertools.product(
-            (0.03, 0.05, 0.065, 0.08, 0.1, 0.12), (0.2, 0.3, 0.4, 0.5, 0.6), (1.0, 2.0, 4.0, 8.0, 16.0)):
+            (0.03, 0.05, 0.065, 0.08, 0.1, 0.12, 0.15), (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), (1.0, 2.0, 4.0, 8.0, 16.0)):
         tabs = {key: table(key[0], *parts, temperature, none_similarity, model_weight) for key, parts in sets.items()}
-        for mc in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
-            for mm in (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5):
+        for mc in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+            for mm in (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7):
                 stats = {}
                 for key, (arg, conf, margin, y) in tabs.items():
                     _, none_index, label_of_class = readers[key[0]]
@@ -291,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deck", default="flip7")
     parser.add_argument("--models-dir", metavar="DIR", help="folder holding DECK.onnx and DECK.json")
     parser.add_argument("--seed", type=int, default=500)
-    parser.add_argument("--printings", type=int, default=4, help="foreign printings (decks) to test")
+    parser.add_argument("--printings", type=int, default=4, help="foreign printings (decks) to test (with --tune: foreign tuning printings per deck)")
     parser.add_argument("--test-per-label", type=int, default=8)
     parser.add_argument("--style", choices=("foreign", "heldout"), default="foreign",
                         help="foreign printings (default), or the training renderer's held-out fonts (control)")
@@ -300,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
                              "the one beside the deck's model")
     parser.add_argument("--tune", nargs="*", metavar="DECK",
                         help="grid-search the scoring parameters instead, on tuning printings of these decks "
-                             "(default: --deck); one set of parameters serves every deck")
+                             "(default: --deck); one set of parameters serves every deck. Prints JSON; --style, "
+                             "--params and --json do not apply")
     parser.add_argument("--tune-accuracy", nargs=2, type=float, metavar=("ONE", "THREE"),
                         help="with --tune: accuracy among accepted the tuning printings must reach with 1 and with "
                              "3 samples (default: the targets, 0.99 and 0.995)")
