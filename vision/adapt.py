@@ -26,8 +26,9 @@ the reported figures; models/calibration.md):
   part of one, is not named;
 * the softmax of those scores goes through the same reject rule as the trained classifier
   (min_confidence, min_margin), so a card close to two labels is "not sure", not a guess;
-* a label the profile has no sample of scores the model's vote alone: the model still names it in
-  a deck it reads (agreement near 1), and never in one it cannot read (agreement near 0).
+* a label the profile has no sample of scores the model's vote alone, and only where the model by
+  its own reject rule names it: the model still names it in a deck it reads (agreement near 1),
+  and never in one it cannot read (agreement near 0, or the model not naming it).
 Version 2 profiles also compared the classifier's own features (its last feature map) and let
 the model vote with a fixed weight: features and vote carried a deck like the training family but
 blurred a foreign one, so the reject rule had to refuse a quarter to two thirds of foreign cards.
@@ -74,11 +75,11 @@ class CalibrationParams:
     --test-per-label 6` on tuning printings and scenes of the three decks (foreign ones, and the
     training family in held-out fonts: a user's deck may be either), never those of the reported
     figures: accuracy among accepted first, then fewest rejected."""
-    temperature: float = 0.08      # similarity -> score scale
-    none_similarity: float = 0.6   # the virtual "none" sample's similarity: below it a crop is rather none
+    temperature: float = 0.12      # similarity -> score scale
+    none_similarity: float = 0.7   # the virtual "none" sample's similarity: below it a crop is rather none
     model_weight: float = 4.0      # of the trained model's logits, times its agreement with the profile
-    min_confidence: float = 0.3
-    min_margin: float = 0.5
+    min_confidence: float = 0.2
+    min_margin: float = 0.2
 
 
 @dataclass
@@ -361,7 +362,13 @@ class CalibratedClassifier:
         self._model_weight = self.params.model_weight * profile.model_agreement
         present = np.unique(profile.sample_labels[profile.sample_labels >= 0])
         raw = profile.embeddings.astype(np.float64)
-        self._center = np.mean([raw[profile.sample_labels == i].mean(0) for i in present], axis=0)
+        # What the deck's cards share drops out: the mean over labels of each label's mean. One label
+        # alone has nothing to share with: its own mean would leave only noise, so its none views
+        # (parts of the card, the table) join it.
+        groups = [raw[profile.sample_labels == i].mean(0) for i in present]
+        if len(present) == 1 and (profile.sample_labels < 0).any():
+            groups.append(raw[profile.sample_labels < 0].mean(0))
+        self._center = np.mean(groups, axis=0)
         self.samples = self._normalised(raw)  # (M, D) centred, unit length
         self.sample_labels = profile.sample_labels
         self._rows = {int(i): np.flatnonzero(profile.sample_labels == i) for i in present}
@@ -394,8 +401,19 @@ class CalibratedClassifier:
 
     def scores_to_probabilities(self, logits: np.ndarray, embeddings: np.ndarray) -> np.ndarray:
         sims, none = self.similarities(embeddings)
-        return reading_probabilities(self._model_weight * logits, sims, self._has_samples, none,
-                                     self._class_of_label, self.spec.none_index, self.params)
+        probs = reading_probabilities(self._model_weight * logits, sims, self._has_samples, none,
+                                      self._class_of_label, self.spec.none_index, self.params)
+        if not self._has_samples.all():
+            # A label without samples is read by the model alone: only where the model, by its own
+            # reject rule, names it (otherwise a weak vote and a lax rule would name it for it).
+            # Its share is dropped, not handed to the others: a crop most like it stays "not sure".
+            alone = self.base.probabilities_from_logits(logits)
+            named = np.array([self.spec.classes.index(p.label) if p.label is not None else -1
+                              for p in map(self.base.decide, alone)])
+            unnamed = self._class_of_label[~self._has_samples]
+            blocked = unnamed[None, :] != named[:, None]
+            probs[:, unnamed] = np.where(blocked, 0.0, probs[:, unnamed])
+        return probs
 
     def decide(self, probs: np.ndarray) -> Prediction:
         return reject_rule(probs, self.spec.classes, self.spec.none_index,

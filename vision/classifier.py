@@ -124,7 +124,11 @@ class CardClassifier:
         """Softmax over the classes, (N, C), for BGR crops."""
         if len(crops_bgr) == 0:
             return np.zeros((0, len(self.spec.classes)), np.float32)
-        logits = self.logits(crops_bgr).astype(np.float64)
+        return self.probabilities_from_logits(self.logits(crops_bgr))
+
+    @staticmethod
+    def probabilities_from_logits(logits: np.ndarray) -> np.ndarray:
+        logits = logits.astype(np.float64)
         logits -= logits.max(axis=1, keepdims=True)
         e = np.exp(logits)
         return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
