@@ -401,19 +401,13 @@ class CalibratedClassifier:
 
     def scores_to_probabilities(self, logits: np.ndarray, embeddings: np.ndarray) -> np.ndarray:
         sims, none = self.similarities(embeddings)
-        probs = reading_probabilities(self._model_weight * logits, sims, self._has_samples, none,
-                                      self._class_of_label, self.spec.none_index, self.params)
+        named_alone = None
         if not self._has_samples.all():
-            # A label without samples is read by the model alone: only where the model, by its own
-            # reject rule, names it (otherwise a weak vote and a lax rule would name it for it).
-            # Its share is dropped, not handed to the others: a crop most like it stays "not sure".
             alone = self.base.probabilities_from_logits(logits)
-            named = np.array([self.spec.classes.index(p.label) if p.label is not None else -1
-                              for p in map(self.base.decide, alone)])
-            unnamed = self._class_of_label[~self._has_samples]
-            blocked = unnamed[None, :] != named[:, None]
-            probs[:, unnamed] = np.where(blocked, 0.0, probs[:, unnamed])
-        return probs
+            named_alone = np.array([self.spec.classes.index(p.label) if p.label is not None else -1
+                                    for p in map(self.base.decide, alone)])
+        return reading_probabilities(self._model_weight * logits, sims, self._has_samples, none,
+                                     self._class_of_label, self.spec.none_index, self.params, named_alone)
 
     def decide(self, probs: np.ndarray) -> Prediction:
         return reject_rule(probs, self.spec.classes, self.spec.none_index,
@@ -427,16 +421,23 @@ class CalibratedClassifier:
 
 
 def reading_probabilities(vote: np.ndarray, sims: np.ndarray, has_samples: np.ndarray, none: np.ndarray,
-                          class_of_label: np.ndarray, none_index: int, params: CalibrationParams) -> np.ndarray:
-    """The reading's softmax (N, C) (module docstring): `vote` the model's logits times its weight
-    and agreement (N, C); `sims` (N, L) and `none` (N,) from CalibratedClassifier.similarities;
-    a label without samples (`has_samples` False) scores the vote alone."""
+                          class_of_label: np.ndarray, none_index: int, params: CalibrationParams,
+                          named_alone: np.ndarray | None = None) -> np.ndarray:
+    """The reading's probabilities (N, C) (module docstring): `vote` the model's logits times its
+    weight and agreement (N, C); `sims` (N, L) and `none` (N,) from CalibratedClassifier.similarities.
+    A label without samples (`has_samples` False) scores the vote alone, and keeps its share only
+    where the model alone names it (`named_alone`: the class it names per crop, -1 none): elsewhere
+    the share is dropped, not handed to the others, so a crop most like it stays "not sure"."""
     scores = vote.astype(np.float64)
     scores[:, class_of_label] += sims * has_samples / params.temperature
     scores[:, none_index] += np.maximum(params.none_similarity, none) / params.temperature
     scores -= scores.max(axis=1, keepdims=True)
-    e = np.exp(scores)
-    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+    probs = np.exp(scores)
+    probs /= probs.sum(axis=1, keepdims=True)
+    if named_alone is not None and not has_samples.all():
+        unsampled = class_of_label[~has_samples]
+        probs[:, unsampled] *= unsampled[None, :] == named_alone[:, None]
+    return probs.astype(np.float32)
 
 
 def describe(classifier: CardClassifier, look: LookModel, crops_bgr) -> tuple[np.ndarray, np.ndarray]:
