@@ -390,6 +390,8 @@ def test_foreign_eval_reads_with_another_look_model_and_reports_nearest_sample_a
     report = evaluate_deck(DECK, None, 11, 1, 1, look_model="models/card-look.onnx")
     assert report["look_model"].endswith("card-look.onnx") and len(report["look_sha256"]) == 64
     assert all(0 <= report[f"nearest_{k}"] <= 1 for k in (1, 3))
+    assert all(len(report[f"model_agreement_{k}"]) == 1 and 0 <= report[f"model_agreement_{k}"][0] < 0.5
+               for k in (1, 3))  # a foreign printing: the model hardly reads it
     assert report["1 sample"]["cards"] == len(LABELS)
     shutil.copy("models/card-look.onnx", tmp_path / "other.onnx")
     assert foreign_eval(["--deck", DECK, "--look-model", str(tmp_path / "other.onnx")]) == 2

@@ -153,6 +153,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
     label_of_class = {lab: i for i, lab in enumerate(base.labels)}
     conditions = {"before": [], "1 sample": [], "3 samples": [], "unseen label": []}
     nearest = {1: [], 3: []}
+    agreement = {1: [], 3: []}  # the profiles' model agreement (vision.adapt), per printing
     t_calib = []
     for p in range(printings):
         t0 = time.perf_counter()
@@ -160,18 +161,17 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
         log.info("%s printing %d/%d: %d test crops captured in %.0f s", deck, p + 1, printings, len(test.crops),
                  time.perf_counter() - t0)
         logits, embeddings = describe(base, look, test.crops)
-        probs = np.exp(logits - logits.max(1, keepdims=True))
-        probs /= probs.sum(1, keepdims=True)
-        conditions["before"].append((_predictions(base, probs, label_of_class), test.y))
+        conditions["before"].append((_predictions(base, base.probabilities_from_logits(logits), label_of_class), test.y))
         for k, name in ((1, "1 sample"), (3, "3 samples")):
             t = time.perf_counter()
             profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()}, params, look=look)
             t_calib.append((k, time.perf_counter() - t))
+            agreement[k].append(profile.model_agreement)
             calibrated = CalibratedClassifier(base, profile, deck, look=look)
             conditions[name].append((_predictions(calibrated, calibrated.scores_to_probabilities(logits, embeddings),
                                                   label_of_class), test.y))
             nearest[k].append(_nearest(calibrated, embeddings, test.y))
-        # A label the profile has no sample of must not be named.
+        # A label the profile has no sample of: never named as another label (the model alone may name it).
         rng = np.random.default_rng(seed + p)
         unseen = base.labels[rng.integers(len(base.labels))]
         profile = calibrate(base, deck, {lab: crops for lab, crops in calibration.items() if lab != unseen},
@@ -200,6 +200,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
     for k in (1, 3):
         times = [t for kk, t in t_calib if kk == k]
         report[f"calibration_seconds_{k}"] = round(float(np.median(times)), 3)
+        report[f"model_agreement_{k}"] = [round(a, 3) for a in agreement[k]]
     return report
 
 
@@ -210,8 +211,8 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
     user's deck may be either). Objective: accuracy among accepted meets TARGETS (99 % with 1
     sample, 99.5 % with 3) on every deck and kind, and on the training family at most
     FAMILY_TOLERANCE below the accuracy the trained model reaches alone (calibration must not make
-    a well-read deck read worse), and at most 0.5 % of none crops are accepted; then fewest cards rejected (1 sample
-    counts double). `targets` ({samples: accuracy}) asks more accuracy of the tuning printings
+    a well-read deck read worse), and at most 0.5 % of none crops are accepted; then fewest cards
+    rejected (1 sample counts double). `targets` ({samples: accuracy}) asks more accuracy of the tuning printings
     than TARGETS, as a margin."""
     import numpy as np
 
@@ -233,8 +234,7 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
             calibration, test = capture_printing(deck, seed + 1000 + p, 3, test_per_label, kind)
             logits, embeddings = describe(base, look, test.crops)
             if kind == "heldout":
-                probs = np.exp(logits - logits.max(1, keepdims=True))
-                model_alone.setdefault(deck, []).append((_predictions(base, probs / probs.sum(1, keepdims=True),
+                model_alone.setdefault(deck, []).append((_predictions(base, base.probabilities_from_logits(logits),
                                                                       {lab: i for i, lab in enumerate(base.labels)}),
                                                          test.y))
             for k in (1, 3):
@@ -296,6 +296,8 @@ def _print_report(r: dict) -> None:
     print(f"  unseen label: of {r['unseen label']['cards']} crops {100 * r['unseen label']['named_wrongly']:.2f}% named "
           f"as another label, {100 * r['unseen label']['named_right']:.2f}% right (by the model); "
           f"calibration compute {r['calibration_seconds_1']:.2f} s (1 sample), {r['calibration_seconds_3']:.2f} s (3)")
+    print(f"  the model's agreement with the profiles (per printing): 1 sample {r['model_agreement_1']}, "
+          f"3 samples {r['model_agreement_3']}")
 
 
 def main(argv: list[str] | None = None) -> int:
