@@ -15,6 +15,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rules.core import NAME_RE
+
 log = logging.getLogger(__name__)
 
 # Eighteen names so that the players menu can offer 2..18 players without asking for names.
@@ -151,7 +153,7 @@ def _check(config: DeviceConfig) -> list[str]:
         problems.append("display.rotate must be 0..3")
     if len(config.game.names) < 18 or len(set(n.lower() for n in config.game.names)) != len(config.game.names):
         problems.append("game.names needs 18 different names")
-    elif not all(n.replace("-", "").replace("_", "").isalnum() and n.isascii() for n in config.game.names):
+    elif not all(NAME_RE.match(n) for n in config.game.names):
         problems.append("game.names: letters, digits, - and _ only")
     if not 2 <= config.game.players <= 18:
         problems.append("game.players must be 2..18")

@@ -200,7 +200,8 @@ def parse_script(text: str) -> Script:
         script.errors.append(LineError(lineno, text, error))
 
     for lineno, raw in enumerate(text.splitlines(), start=1):
-        text_line = raw.split("#", 1)[0].strip()
+        # (A byte-order mark, as some editors write at the start of UTF-8 text, is no word.)
+        text_line = raw.replace("\ufeff", "").split("#", 1)[0].strip()
         if not text_line:
             continue
         words = text_line.split()
@@ -208,6 +209,12 @@ def parse_script(text: str) -> Script:
         if keyword in ("game", "players", "dealer", "option"):
             if not in_header:
                 header_error(lineno, text_line, f"'{keyword}' belongs in the header, before any event")
+                continue
+            # Each header line once, game and players first: a line out of place is refused (a
+            # second game line does not switch the game the first one set).
+            once = {"game": game, "players": players or None, "dealer": dealer}
+            if once.get(keyword) is not None:
+                header_error(lineno, text_line, f"a second '{keyword}' line (the header sets it once)")
                 continue
             if keyword == "game":
                 if len(words) != 2:
@@ -228,8 +235,7 @@ def parse_script(text: str) -> Script:
                     script.fatal = f"line {lineno}: {error}"
                     return script
             elif not players:
-                script.fatal = f"line {lineno}: the 'players' line must come before '{keyword}'"
-                return script
+                header_error(lineno, text_line, f"'{keyword}' comes after the 'players' line")
             elif keyword == "dealer":
                 match = [p for p in players if len(words) == 2 and p.lower() == words[1].lower()]
                 if not match:

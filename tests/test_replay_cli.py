@@ -100,6 +100,26 @@ def test_header_errors_are_refused_lines() -> None:
     assert [(e.line, e.error.split(" ")[0]) for e in script.errors] == [(3, "the"), (4, "unknown"), (7, "'game'")]
 
 
+def test_header_lines_out_of_place_are_refused_not_obeyed() -> None:
+    """A second game line does not switch the game, nor a second dealer the dealer; a dealer
+    before the players is a refused line (the script stays usable: exit 1, not 2)."""
+    script = parse_script("game flip7\ndealer ben\nplayers ann ben\ndealer ben\ngame uno-flip\n"
+                          "dealer ann\nplayers cat dan\ncard 3\n")
+    assert script.config == parse_script("game flip7\nplayers ann ben\ndealer ben\n").config
+    assert [e.line for e in script.errors] == [2, 5, 6, 7]
+    assert "after the 'players' line" in script.errors[0].error
+    assert "second 'game' line" in script.errors[1].error
+
+
+def test_names_in_any_alphabet_and_a_byte_order_mark(tmp_path: Path) -> None:
+    """UTF-8 text as editors write it: names with letters beyond ASCII, a byte-order mark first."""
+    result = replay(tmp_path, "\ufeffgame flip7\nplayers Jörg Zoë Łucja\ncard 3 @zoë\ncard 4\ncard 5\nstop\n", "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["players"] == ["Jörg", "Zoë", "Łucja"] and summary["state"]["rows"]["Zoë"] == ["3"]
+    assert parse_script("game flip7\nplayers ann b\u00e9n\ncard 3\n\ufeffstop\n").errors == []
+
+
 def test_keywords_labels_and_names_are_case_insensitive_and_comments_ignored() -> None:
     script = parse_script("GAME Flip7  # a comment\nPlayers Ann Ben\n\n  CARD X2 @ANN # dealt\nStop\n")
     assert script.config.game == "flip7" and script.config.players == ("Ann", "Ben")
