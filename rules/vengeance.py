@@ -80,6 +80,26 @@ UNDECIDED, BONUS = -2, -1                # flip7_choice; a seat index means "pen
 OPTIONS = ("decks",)
 
 
+def score_row(labels: list[str] | tuple[str, ...]) -> int:
+    """The Vengeance score of one player's face-up cards, not busted (spec: Scoring): numbers
+    summed (0 for a Zero holder without Flip 7), halved per `/2` rounding down, minus every malus,
+    not below 0, plus 15 for seven number cards. Labels of other cards are ignored."""
+    ids = [CARD_ID[label] for label in labels if label in CARD_ID]
+    numbers = [i for i in ids if IS_NUMBER[i]]
+    flip7 = len(numbers) >= FLIP7_COUNT
+    total = _points(sum(VALUE[i] for i in numbers), ZERO in ids, flip7, ids.count(HALF), sum(MINUS[i] for i in ids))
+    return total + (FLIP7_BONUS if flip7 else 0)
+
+
+def _points(number_sum: int, zero: bool, flip7: bool, halves: int, minus: int, brutal: bool = False) -> int:
+    """A standing player's round score before the Flip 7 bonus (minus: the malus cards' sum, <= 0)."""
+    total = 0 if zero and not flip7 else number_sum
+    for _ in range(halves):
+        total //= 2
+    total += minus
+    return total if brutal or total >= 0 else 0
+
+
 class VengeanceState(FlipTableState):
     game = "flip7-vengeance"
     title = "Flip 7: Vengeance"
@@ -169,12 +189,8 @@ class VengeanceState(FlipTableState):
         if self.standing[p] == BUSTED:
             # Brutal: a busted player scores 0 with the malus cards given to them applied
             return self.minus[p] if self.brutal else 0
-        total = 0 if self.zero[p] and self.flip7 != p else self.number_sum[p]
-        for _ in range(self.halves[p]):
-            total //= 2
-        total += self.minus[p]
-        if total < 0 and not self.brutal:
-            total = 0
+        total = _points(self.number_sum[p], bool(self.zero[p]), self.flip7 == p, self.halves[p], self.minus[p],
+                        self.brutal)
         if self.flip7 == p and self.flip7_choice < 0:       # undecided yet, or the bonus
             total += FLIP7_BONUS
         return total

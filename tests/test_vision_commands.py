@@ -102,23 +102,22 @@ def test_scan_of_an_unreadable_image_fails_with_a_message(capsys, photos):
     assert status == 1 and out == "" and "unreadable image" in err
 
 
-def test_scan_score_is_refused_for_a_deck_without_a_row_score(capsys, photos):
-    folder, _ = photos
-    status, _, err = run(capsys, "scan", "--deck", "uno-flip", "--score", str(folder / "row.png"))
-    assert status == 2 and "--score" in err
-
-
-def test_scan_score_of_a_known_row(capsys, tmp_path):
-    """A row read in full gives the rules core's score (Flip 7: 3 + 5, doubled by x2)."""
+@pytest.mark.parametrize("deck, labels, score", [
+    ("flip7", ["3", "5", "x2"], 16),                           # 3 + 5, doubled by x2
+    ("flip7-vengeance", ["4", "5", "/2"], 4),                  # 4 + 5, halved, rounded down
+    ("uno-flip", ["red-5", "blue-skip", "wild"], 5 + 20 + 40),  # the points of a hand left
+])
+def test_scan_score_of_a_known_row(capsys, tmp_path, deck, labels, score):
+    """A row read in full gives the rules core's score of it, for each deck."""
     from vision.synth import make_scene
 
     for seed in range(6):      # the first scene whose three cards are all read
-        frame, _ = make_scene(np.random.default_rng(seed), ["3", "5", "x2"], split="train")
+        frame, _ = make_scene(np.random.default_rng(seed), labels, deck, split="train")
         path = tmp_path / f"row{seed}.png"
         cv2.imwrite(str(path), frame)
-        status, out, _ = run(capsys, "scan", "--deck", "flip7", str(path), "--score")
+        status, out, _ = run(capsys, "scan", "--deck", deck, str(path), "--score")
         result = json.loads(out)
-        if sorted(c["label"] or "?" for c in result["cards"]) == ["3", "5", "x2"]:
-            assert result["score"] == 16
+        if sorted(c["label"] or "?" for c in result["cards"]) == sorted(labels):
+            assert status == 0 and result["score"] == score
             return
     pytest.skip("no scene read in full by this model")

@@ -7,12 +7,15 @@ Prints one JSON object:
 
 Corners are image pixels, clockwise from the card's top-left as it lies (long side vertical).
 A card the model will not name has label null and reason "not sure"; shapes the model says are
-no card are left out. With --score (Flip 7 only) "score" is the Flip 7 score of the row of
-cards (numbers summed, x2 doubles them, +N added, +15 for seven different numbers); it is null
-when a card could not be read, because a guessed score is worse than none.
+no card are left out. With --score, "score" is what the cards seen are worth: for flip7 the
+Flip 7 score of the row (numbers summed, x2 doubles them, +N added, +15 for seven different
+numbers), for flip7-vengeance the Vengeance score of the row (spec/vengeance.md: halved per /2,
+minus the malus, not below 0, +15 for seven numbers; a row as it stands, not busted), for uno-flip
+the points of the cards as a hand left at the end of a round. It is null when a card could not be
+read, because a guessed score is worse than none.
 
-Exit status: 0 read; 1 the image could not be read; 2 the model or the --profile could not be loaded or --score
-was asked for a deck that has no row score.
+Exit status: 0 read; 1 the image could not be read; 2 the model or the --profile could not be loaded
+(or --score was asked for a deck with no score).
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ import sys
 
 log = logging.getLogger(__name__)
 
-SCORED_DECKS = ("flip7",)
+# What --score adds, per deck: (module, function) of the rules core, imported when asked for.
+SCORERS = {"flip7": ("rules.flip7", "score_row"), "flip7-vengeance": ("rules.vengeance", "score_row"),
+           "uno-flip": ("rules.uno_flip", "score_hand")}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -33,7 +38,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="folder holding DECK.onnx and DECK.json (default: the bundled models)")
     parser.add_argument("--profile", metavar="PROFILE",
                         help="calibration profile of your own deck (tablemate calibrate)")
-    parser.add_argument("--score", action="store_true", help="add the Flip 7 score of the cards seen")
+    parser.add_argument("--score", action="store_true",
+                        help="add what the cards seen score: the row's score (flip7, flip7-vengeance), "
+                        "the points of a hand left at the end of a round (uno-flip)")
     parser.add_argument("image", metavar="IMAGE", help="photo of cards lying apart on a table")
 
 
@@ -44,8 +51,8 @@ def main(args: argparse.Namespace) -> int:
     from vision.geometry import warp_card
     from vision.locate import find_cards
 
-    if args.score and args.deck not in SCORED_DECKS:
-        print(f"tablemate scan: --score is only defined for {', '.join(SCORED_DECKS)}", file=sys.stderr)
+    if args.score and args.deck not in SCORERS:
+        print(f"tablemate scan: --score: no score is defined for {args.deck!r}", file=sys.stderr)
         return 2
     try:
         classifier = load_classifier(args.deck, args.models_dir, args.profile)
@@ -69,9 +76,10 @@ def main(args: argparse.Namespace) -> int:
     score = None
     if args.score:
         if all(c["label"] is not None for c in cards):
-            from rules.flip7 import score_row
+            import importlib
 
-            score = score_row([c["label"] for c in cards])
+            module, function = SCORERS[args.deck]
+            score = getattr(importlib.import_module(module), function)([c["label"] for c in cards])
         else:
             print("tablemate scan: a card could not be read, so no score is given", file=sys.stderr)
     print(json.dumps({"cards": cards, "score": score}))
