@@ -121,6 +121,8 @@ class GameLog:
 
     def __init__(self, path: Path):
         self.path = path
+        with open(path, "rb") as f:
+            self.lines = sum(1 for _ in f)      # lines so far: where the next event goes
         self._file = open(path, "a", encoding="utf-8")
 
     @classmethod
@@ -143,6 +145,7 @@ class GameLog:
         self._file.write(line + "\n")
         self._file.flush()
         os.fsync(self._file.fileno())
+        self.lines += 1
 
     def close(self) -> None:
         self._file.close()

@@ -75,7 +75,7 @@ def main(args: argparse.Namespace) -> int:
     if table.request == "shutdown":
         shut_down(config.shutdown_command)
     if args.json:
-        print(json.dumps({**table.match.summary(), "errors": []}))
+        print(json.dumps({**table.match.summary(), "errors": [e.to_json() for e in table.refusals]}))
     return 0
 
 

@@ -25,7 +25,7 @@ from rules.cards import GAME_DECKS
 from rules.core import GameConfig, Notice, Refused
 from rules.events import Shuffle
 from rules.match import Match
-from rules.script import format_event
+from rules.script import LineError, format_event
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +86,9 @@ class Table:
     scores_since: float | None = None   # a scoreboard shows (from then) until dismissed
     scores_title: str = ""
     overlays: list[Overlay] = field(default_factory=list)
+    # events of this game the rules refused (a card the deck has none of left, ...): the line of
+    # the game log each would have been, as `replay --json` reports a script's refused lines
+    refusals: list[LineError] = field(default_factory=list)
     # the turn screen, rebuilt only when the game changes (a summary with exact odds is not per-frame work)
     _turn_screen: tuple = (None, -1, None)   # (match, match.version, screen)
 
@@ -297,6 +300,7 @@ class Table:
             notices = self.match.apply(event)
         except Refused as refusal:
             log.warning("refused %s: %s", format_event(event), refusal.reason)
+            self.refusals.append(LineError(self.game_log.lines + 1, format_event(event), refusal.reason))
             self.overlays.append(Overlay(self.flow.refusal_screen(self.match.state, event, refusal),
                                          MESSAGE_SECONDS))
             return False
@@ -331,6 +335,7 @@ class Table:
         self.game_log.close()
         self.game_log = GameLog.start(self.game_log.path, config)
         self.match = Match(config)
+        self.refusals.clear()
         self.scores_since = None
         self.overlays.clear()
         self._close_choice()

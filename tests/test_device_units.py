@@ -196,3 +196,20 @@ def test_turn_screen_is_built_when_the_game_changes_not_every_frame(tmp_path):
         assert player.table.screen(player.t + 60) == first[0] and len(calls) == 3
     finally:
         del flow.turn_screen
+
+
+def test_refused_cards_are_kept_as_the_log_lines_they_would_have_been(tmp_path):
+    """What `run --json` reports in "errors": a card the rules refuse (the deck's only x2 seen
+    again), with the game-log line it would have taken, as `replay --json` numbers a script's."""
+    from device_table_helpers import Player
+
+    player = Player(tmp_path, "flip7", ("ann", "ben"))
+    player.card("x2")                   # line 3, after the header's two
+    player.card("x2")                   # refused: it would have been line 4
+    player.card("3")                    # line 4
+    player.press("back", "ok")          # undo the 3: line 5
+    player.card("x2")                   # refused: line 6
+    assert player.log_lines()[2:] == ["card x2", "card 3", "undo"]
+    assert [e.to_json() for e in player.table.refusals] == [
+        {"line": 4, "text": "card x2", "error": "no x2 is left in the deck"},
+        {"line": 6, "text": "card x2", "error": "no x2 is left in the deck"}]
