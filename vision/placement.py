@@ -28,8 +28,11 @@ A state machine, per frame:
     place counts as empty only where the change there is more than the rim of a card laid
     over it or taken off it (or where the sliver bared up to a card that moved no longer shows
     the card); of several cards it could be, the one whose outline it most nearly is.
-    A card moved lies over what it now overlaps. A known card seen in its place where a card of
-    another label lay over it shows that card has gone;
+    A card moved lies over what it now overlaps. A card in view that left its place is also
+    looked for nearby by its own picture (turned and shifted a little): found, it was pushed and
+    has not gone, even where the locator finds no outline of it (two cards alike overlapping give
+    one outline round both), and a reading there not of another label is that card. A known card seen in its place where a card of another label lay over it shows that
+    card has gone;
   * a change the model is not sure of in nearly the very place of a known card, not changed
     all over, is that card seen again (partly under another, or uncovered): no prompt, and
     it hides none of the cards that were over it;
@@ -365,8 +368,32 @@ class PlacementDetector:
         exposed = [_shown(k, [above.quad for above in self._known[i + 1:]], frame.shape) >= MIN_VIEW
                    for i, k in enumerate(self._known)]
         used, on_top, seen = set(again.values()), [], []
+        # A card in view whose place it left may have been pushed a little to where the locator
+        # finds no outline of it (two cards alike overlapping give one outline round both): it
+        # is looked for near its old place by its own picture. Found, it has not left: a reading
+        # there not of another label is that card, and it lies over what it now overlaps.
+        pushed = {}
+        for i in range(len(left)):
+            if left[i] and exposed[i] and i not in used:
+                quad = self._pushed(frame, mid, i, left)
+                if quad is not None:
+                    pushed[i] = quad
+                    left[i] = False
         for p, prediction in readings:
             look = _look(frame, p.quad)
+            mine = [i for i, quad in pushed.items() if i not in used and quad_iou(p.quad, quad) >= PUSHED_READ_IOU
+                    and prediction.label in (None, self._known[i].guess)]
+            if mine:
+                k = self._known[mine[0]]
+                used.add(mine[0])
+                on_top.append(mine[0])
+                if prediction.label is not None:     # named: its outline is the one read
+                    k.quad, k.look, k.score, k.label, k.leaning = p.quad, look, p.score, prediction.label, None
+                else:
+                    k.quad, k.look = pushed[mine[0]], _look(frame, pushed[mine[0]])
+                log.debug("frame %d: changed card %s (%s %.2f) is the %s pushed", frame_index,
+                          p.quad.mean(axis=0).round(), prediction.label, prediction.confidence, k.guess)
+                continue
             # A change read as "no card" is not a card that moved: often it is the place one left.
             no_card = prediction.label is None and prediction.reason != NOT_SURE
             moved = None if no_card else self._moved_from(p.quad, prediction.label, look, vacated, exposed, used)
@@ -423,6 +450,13 @@ class PlacementDetector:
         # later dealt to that place would be taken for it). But a card in view until now that a
         # new card hides (too little of it left in view to tell) lies under that card, whatever
         # the rim of the new card did to the sliver of its place left in view.
+        for i, quad in pushed.items():
+            if i not in used:                # pushed where no reading was: its place is the one found
+                k = self._known[i]
+                k.quad, k.look = quad, _look(frame, quad)
+                used.add(i)
+                on_top.append(i)
+                log.debug("frame %d: the %s was pushed to %s", frame_index, k.guess, quad.mean(axis=0).round())
         fresh = [k.quad for k in self._known[len(left):]]
         covered = [exposed[i] and _shown(k, fresh + [a.quad for a in self._known[i + 1:len(left)]], frame.shape)
                    < MIN_VIEW for i, k in enumerate(self._known[:len(left)])]
@@ -439,6 +473,11 @@ class PlacementDetector:
             if i in used or gone[i] or under_unsure[i]:
                 continue
             over = [q.quad for j, q in enumerate(self._known[i + 1:], i + 1) if not gone[j]]
+            # Only where what shows of it changed now: a card cannot leave without changing its
+            # place. (Its look may differ all the same from when it was stored, say by a card
+            # that lay over it and left; the card is still there.)
+            if self._mask_share(mask, k.quad, frame.shape, minus=over) < LOOK_CHECK_CHANGE:
+                continue
             # (Nor with the rims of the cards read now: an outline a little off, as on a card its
             # edge is harder to see, leaves a band of the new card on what shows of this one.)
             if not _looks_like_itself(frame, k, over + [_grown(p.quad, RIM) for p, _ in readings]):
@@ -613,6 +652,30 @@ class PlacementDetector:
             return float(np.median([np.sqrt(quad_area(k.quad) * 1.4) for k in self._known]))
         return 0.45 * min(h, w)
 
+    def _pushed(self, frame, mid, i, left) -> np.ndarray | None:
+        """Where known card i, which left its place (left: the cards that did), lies now if it
+        was pushed a little: found by its picture (_pushed_to), not in the place of a card that
+        stayed (its twin), and of the colours it had (the picture alone can match a shadow on
+        the cloth)."""
+        k = self._known[i]
+        quad = _pushed_to(frame, k)
+        if quad is None or any(quad_iou(quad, other.quad) >= PUSHED_APART
+                               for j, other in enumerate(self._known) if j != i and not left[j]):
+            return None
+        then = self._mean_colour(self._ref_mid, k.quad, frame.shape)
+        if np.abs(then - self._mean_colour(mid, quad, frame.shape)).max() > PUSHED_COLOUR:
+            return None
+        return quad
+
+    @staticmethod
+    def _mean_colour(mid, quad, shape) -> np.ndarray:
+        """Mean BGR of a (shrunk colour) picture inside the quad (given in frame pixels)."""
+        h, w = shape[:2]
+        mh, mw = mid.shape[:2]
+        region = np.zeros((mh, mw), np.uint8)
+        cv2.fillConvexPoly(region, np.round(quad * np.array([mw / w, mh / h], np.float32)).astype(np.int32), 255)
+        return np.array(cv2.mean(mid, region)[:3])
+
     @staticmethod
     def _mask_share(mask, quad, shape, minus=()) -> float:
         """Share of the quad's area (less the `minus` quads) where the mask is set, or -1 when
@@ -768,9 +831,87 @@ UNCOVERED_OVERLAP = 0.5
 REVEALED_LOOK = 0.9
 # A known card in view whose look correlates less than this with how it was first seen has gone.
 LOOK_KEPT = 0.5
+# A known card's look is checked only where at least this share of what shows of it changed.
+LOOK_CHECK_CHANGE = 0.05
 # Share of a known card's place that must be in view for its look to tell whether a sliver of
 # it bared by a card over it (a nudge) is still the card.
 SLIVER_VIEW = 0.15
+
+
+# A pushed card is looked for shifted up to PUSH_REACH of its length and turned up to PUSH_TURN
+# degrees; found where its picture correlates at least PUSHED_LOOK with how it was seen, not in
+# the place of another card in view (IoU under PUSHED_APART: its twin), and by PUSHED_BETTER more
+# than in its old place. A reading with IoU PUSHED_READ_IOU with where it was found is that card.
+PUSH_REACH, PUSH_TURN, PUSHED_LOOK, PUSHED_APART, PUSHED_BETTER, PUSHED_READ_IOU = 0.4, 24.0, 0.65, 0.8, 0.1, 0.5
+# A pushed card's mean colour where it was found differs from where it lay by at most this much
+# (grey levels, any channel).
+PUSHED_COLOUR = 30
+# The coarse search's step and blur, in card lengths.
+PUSH_STEP, PUSH_BLUR = 0.06, 0.045
+
+
+def _pushed_to(frame, known: _Known) -> np.ndarray | None:
+    """Where a known card pushed a little lies now, found by its own picture (see PUSH_REACH),
+    or None. The look's sample points are moved as the card would be (turned about its centre,
+    shifted), all poses sampled in one remap: first coarsely, every other point of the look on
+    the picture and the look both blurred (a sharp picture matches only within a pixel or two:
+    a coarse grid would miss it), then finely round the best, sharp. Only the part of the frame
+    the card can have reached is looked at."""
+    w, h = LOOK_SIZE
+    xs, ys = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
+    inverse = np.linalg.inv(card_transform(known.quad, LOOK_SIZE))
+    points = cv2.perspectiveTransform(np.stack([xs, ys], axis=-1).reshape(-1, 1, 2), inverse).reshape(h, w, 2)
+    length = float(np.sqrt(quad_area(known.quad) * 1.4))
+    reach = PUSH_REACH * length
+    fh, fw = frame.shape[:2]
+    x0, y0 = (np.maximum(known.quad.min(axis=0) - reach - 0.2 * length, 0)).astype(int)
+    x1, y1 = (np.minimum(known.quad.max(axis=0) + reach + 0.2 * length, [fw, fh])).astype(int)
+    origin = np.array([x0, y0], np.float32)
+    grey = cv2.cvtColor(frame[y0:y1, x0:x1], cv2.COLOR_BGR2GRAY)
+    centre = known.quad.mean(axis=0) - origin
+    blur = PUSH_BLUR * length
+    # (The blurred picture needs no more than a quarter of the pixels.)
+    small = cv2.resize(grey, (max(1, grey.shape[1] // 4), max(1, grey.shape[0] // 4)), interpolation=cv2.INTER_AREA)
+    blurred = cv2.GaussianBlur(small, (0, 0), blur / 4)
+    soft = cv2.GaussianBlur(known.look, (0, 0), blur * h / length)
+
+    def best_of(image, target, rel, angles, shifts, scale=1.0):
+        a = np.deg2rad(np.asarray(angles, np.float32))
+        cos, sin = np.cos(a)[:, None] * scale, np.sin(a)[:, None] * scale
+        turned_x = cos * rel[None, :, 0] - sin * rel[None, :, 1]                        # (A, N)
+        turned_y = sin * rel[None, :, 0] + cos * rel[None, :, 1]
+        moved = (centre + np.asarray(shifts, np.float32)) * np.float32(scale)          # (S, 2)
+        map_x = (turned_x[:, None, :] + moved[None, :, 0, None]).reshape(-1, len(rel))  # (A * S, N)
+        map_y = (turned_y[:, None, :] + moved[None, :, 1, None]).reshape(-1, len(rel))
+        values = cv2.remap(image, map_x.astype(np.float32), map_y.astype(np.float32), cv2.INTER_LINEAR,
+                           borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
+        # Normalised correlation with the zero-mean target, without centring every row.
+        target = target - target.mean()
+        n = values.shape[1]
+        sums = values.sum(axis=1)
+        spread = np.einsum("ij,ij->i", values, values) - sums * sums / n
+        corr = values @ target / (np.sqrt(np.maximum(spread, 1e-6)) * np.linalg.norm(target) + 1e-6)
+        best = int(np.argmax(corr))
+        return float(corr[best]), float(angles[best // len(shifts)]), np.asarray(shifts[best % len(shifts)], np.float32)
+
+    def grid(step, reach):
+        ticks = np.arange(-reach, reach + 1e-6, step)
+        return [(dx, dy) for dy in ticks for dx in ticks]
+
+    rel = points.reshape(-1, 2) - origin - centre
+    sparse = points[::2, ::2].reshape(-1, 2) - origin - centre
+    look = known.look.ravel()
+    here, _, _ = best_of(grey, look, rel, np.zeros(1), [(0.0, 0.0)])
+    step = PUSH_STEP * length
+    _, angle, shift = best_of(blurred, soft[::2, ::2].ravel(), sparse, np.arange(-PUSH_TURN, PUSH_TURN + 1e-6, 8.0),
+                              grid(step, reach), scale=0.25)
+    corr, angle, shift = best_of(grey, look, rel, angle + np.arange(-4.0, 4.1, 2.0),
+                                 [tuple(shift + d) for d in grid(step / 4, step / 2)])
+    if corr < max(PUSHED_LOOK, here + PUSHED_BETTER):     # found, and better than where it was
+        return None
+    a = np.deg2rad(angle)
+    turn = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]], np.float32)
+    return ((known.quad - known.quad.mean(axis=0)) @ turn.T + known.quad.mean(axis=0) + shift).astype(np.float32)
 
 
 def _grown(quad, factor) -> np.ndarray:
