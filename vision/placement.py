@@ -371,10 +371,14 @@ class PlacementDetector:
         # A card in view whose place it left may have been pushed a little to where the locator
         # finds no outline of it (two cards alike overlapping give one outline round both): it
         # is looked for near its old place by its own picture. Found, it has not left: a reading
-        # there not of another label is that card, and it lies over what it now overlaps.
+        # there not of another label is that card, and it lies over what it now overlaps. (Not
+        # one whose very place now reads beyond doubt as no card: it was taken away.)
+        empty = [p.quad for p, prediction in readings if prediction.label is None
+                 and prediction.reason != NOT_SURE and prediction.confidence >= EMPTY_CONFIDENCE]
         pushed = {}
         for i in range(len(left)):
-            if left[i] and exposed[i] and i not in used:
+            if (left[i] and exposed[i] and i not in used
+                    and not any(quad_iou(q, self._known[i].quad) >= EMPTY_IOU for q in empty)):
                 quad = self._pushed(frame, mid, i, left)
                 if quad is not None:
                     pushed[i] = quad
@@ -842,7 +846,10 @@ SLIVER_VIEW = 0.15
 # degrees; found where its picture correlates at least PUSHED_LOOK with how it was seen, not in
 # the place of another card in view (IoU under PUSHED_APART: its twin), and by PUSHED_BETTER more
 # than in its old place. A reading with IoU PUSHED_READ_IOU with where it was found is that card.
-PUSH_REACH, PUSH_TURN, PUSHED_LOOK, PUSHED_APART, PUSHED_BETTER, PUSHED_READ_IOU = 0.4, 24.0, 0.65, 0.8, 0.1, 0.5
+PUSH_REACH, PUSH_TURN, PUSHED_LOOK, PUSHED_APART, PUSHED_BETTER, PUSHED_READ_IOU = 0.3, 16.0, 0.65, 0.8, 0.1, 0.5
+# A card whose place reads as no card with this confidence, in nearly the very outline it had
+# (IoU), was taken away: it is not looked for as pushed.
+EMPTY_CONFIDENCE, EMPTY_IOU = 0.9, 0.7
 # A pushed card's mean colour where it was found differs from where it lay by at most this much
 # (grey levels, any channel).
 PUSHED_COLOUR = 30
@@ -853,10 +860,11 @@ PUSH_STEP, PUSH_BLUR = 0.06, 0.045
 def _pushed_to(frame, known: _Known) -> np.ndarray | None:
     """Where a known card pushed a little lies now, found by its own picture (see PUSH_REACH),
     or None. The look's sample points are moved as the card would be (turned about its centre,
-    shifted), all poses sampled in one remap: first coarsely, every other point of the look on
-    the picture and the look both blurred (a sharp picture matches only within a pixel or two:
-    a coarse grid would miss it), then finely round the best, sharp. Only the part of the frame
-    the card can have reached is looked at."""
+    shifted), all poses of a stage sampled in one remap: first coarsely, every third point of the
+    look on the picture and the look both blurred (a sharp picture matches only within a pixel or
+    two: a coarse grid would miss it), then finely round the best, sharp, every other point; the
+    pose found is judged on the whole look. Only the part of the frame the card can have reached
+    is looked at."""
     w, h = LOOK_SIZE
     xs, ys = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
     inverse = np.linalg.inv(card_transform(known.quad, LOOK_SIZE))
@@ -898,15 +906,18 @@ def _pushed_to(frame, known: _Known) -> np.ndarray | None:
         ticks = np.arange(-reach, reach + 1e-6, step)
         return [(dx, dy) for dy in ticks for dx in ticks]
 
-    rel = points.reshape(-1, 2) - origin - centre
-    sparse = points[::2, ::2].reshape(-1, 2) - origin - centre
-    look = known.look.ravel()
-    here, _, _ = best_of(grey, look, rel, np.zeros(1), [(0.0, 0.0)])
+    def relative(every):         # every `every`-th sample point of the look, about the card's centre
+        return points[::every, ::every].reshape(-1, 2) - origin - centre
+
+    look = known.look
     step = PUSH_STEP * length
-    _, angle, shift = best_of(blurred, soft[::2, ::2].ravel(), sparse, np.arange(-PUSH_TURN, PUSH_TURN + 1e-6, 8.0),
-                              grid(step, reach), scale=0.25)
-    corr, angle, shift = best_of(grey, look, rel, angle + np.arange(-4.0, 4.1, 2.0),
-                                 [tuple(shift + d) for d in grid(step / 4, step / 2)])
+    _, angle, shift = best_of(blurred, soft[::3, ::3].ravel(), relative(3),
+                              np.arange(-PUSH_TURN, PUSH_TURN + 1e-6, 8.0), grid(step, reach), scale=0.25)
+    _, angle, shift = best_of(grey, look[::2, ::2].ravel(), relative(2), angle + np.arange(-4.0, 4.1, 2.0),
+                              [tuple(shift + d) for d in grid(step / 4, step / 2)])
+    # Judged on the whole look, found and where it was.
+    corr, _, _ = best_of(grey, look.ravel(), relative(1), [angle], [tuple(shift)])
+    here, _, _ = best_of(grey, look.ravel(), relative(1), [0.0], [(0.0, 0.0)])
     if corr < max(PUSHED_LOOK, here + PUSHED_BETTER):     # found, and better than where it was
         return None
     a = np.deg2rad(angle)
