@@ -29,9 +29,10 @@ A state machine, per frame:
     over it or taken off it (or where the sliver bared up to a card that moved no longer shows
     the card); of several cards it could be, the one whose outline it most nearly is.
     A card moved lies over what it now overlaps. A card in view that left its place is also
-    looked for nearby by its own picture (turned and shifted a little): found, it was pushed and
-    has not gone, even where the locator finds no outline of it (two cards alike overlapping give
-    one outline round both), and a reading there not of another label is that card. A known card seen in its place where a card of another label lay over it shows that
+    looked for nearby by its own picture and colours (turned and shifted a little): found, it
+    was pushed and has not gone, even where the locator finds no outline of it (two cards alike
+    overlapping give one outline round both), and a reading there not of another label is that
+    card. A known card seen in its place where a card of another label lay over it shows that
     card has gone;
   * a change the model is not sure of in nearly the very place of a known card, not changed
     all over, is that card seen again (partly under another, or uncovered): no prompt, and
@@ -448,12 +449,6 @@ class PlacementDetector:
             else:
                 continue                     # a change of card shape the model says is no card
             self._known.append(_Known(p.quad, prediction.label, look, p.score, prediction.leaning))
-        # Known cards whose place is empty now and that did not move elsewhere were slid away;
-        # so were those in plain view that no longer look like themselves (one that left while
-        # hidden under another card, or was never told apart from it, must not linger: a card
-        # later dealt to that place would be taken for it). But a card in view until now that a
-        # new card hides (too little of it left in view to tell) lies under that card, whatever
-        # the rim of the new card did to the sliver of its place left in view.
         for i, quad in pushed.items():
             if i not in used:                # pushed where no reading was: its place is the one found
                 k = self._known[i]
@@ -461,6 +456,12 @@ class PlacementDetector:
                 used.add(i)
                 on_top.append(i)
                 log.debug("frame %d: the %s was pushed to %s", frame_index, k.guess, quad.mean(axis=0).round())
+        # Known cards whose place is empty now and that did not move elsewhere were slid away;
+        # so were those in plain view that no longer look like themselves (one that left while
+        # hidden under another card, or was never told apart from it, must not linger: a card
+        # later dealt to that place would be taken for it). But a card in view until now that a
+        # new card hides (too little of it left in view to tell) lies under that card, whatever
+        # the rim of the new card did to the sliver of its place left in view.
         fresh = [k.quad for k in self._known[len(left):]]
         covered = [exposed[i] and _shown(k, fresh + [a.quad for a in self._known[i + 1:len(left)]], frame.shape)
                    < MIN_VIEW for i, k in enumerate(self._known[:len(left)])]
