@@ -25,7 +25,7 @@ from rules.cards import GAME_DECKS
 from rules.core import GameConfig, Notice, Refused
 from rules.events import Shuffle
 from rules.match import Match
-from rules.script import LineError, format_event
+from rules.script import UNDO, LineError, format_event
 
 log = logging.getLogger(__name__)
 
@@ -209,6 +209,7 @@ class Table:
             try:
                 undone = self.match.undo()
             except Refused as refusal:
+                self._refused(UNDO, refusal.reason)
                 self._message("Cannot undo", refusal.reason)
                 return
             self.game_log.append_undo()
@@ -294,13 +295,18 @@ class Table:
             self.overlays = [Overlay(MessageScreen("Shutting down", ("unplug when the", "green light is off")), 60)]
 
     # ---- the game -----------------------------------------------------------------------------
+    def _refused(self, line: str, reason: str) -> None:
+        """Keep a refused event as `replay --json` reports a refused line: numbered as if the
+        game log held the refused lines too (each after the lines kept and refused before it)."""
+        self.refusals.append(LineError(self.game_log.lines + len(self.refusals) + 1, line, reason))
+
     def _apply(self, event, t: float) -> bool:
         """Apply, log and show an event; False if it was refused (or could not be kept)."""
         try:
             notices = self.match.apply(event)
         except Refused as refusal:
             log.warning("refused %s: %s", format_event(event), refusal.reason)
-            self.refusals.append(LineError(self.game_log.lines + 1, format_event(event), refusal.reason))
+            self._refused(format_event(event), refusal.reason)
             self.overlays.append(Overlay(self.flow.refusal_screen(self.match.state, event, refusal),
                                          MESSAGE_SECONDS))
             return False

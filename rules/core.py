@@ -59,7 +59,7 @@ class RoundResult:
 
 
 GAMES = ("flip7", "flip7-vengeance", "flip7-vengeance-brutal", "uno-flip")
-NAME_RE = re.compile(r"^[\w-]+$")      # letters (any alphabet: Jörg, Zoë), digits, _ and -
+NAME_RE = re.compile(r"^[\w-]+\Z")      # letters (any alphabet: Jörg, Zoë), digits, _ and -
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ A table script is a header (game, players, dealer, options) and one event per li
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 
 from rules.core import GAMES, NAME_RE, GameConfig, Refused
@@ -199,6 +200,8 @@ def parse_script(text: str) -> Script:
     def header_error(lineno: int, text: str, error: str) -> None:
         script.errors.append(LineError(lineno, text, error))
 
+    # (Composed: a name typed as "e" + a combining accent is the same name as "é".)
+    text = unicodedata.normalize("NFC", text)
     for lineno, raw in enumerate(text.splitlines(), start=1):
         # (A byte-order mark, as some editors write at the start of UTF-8 text, is no word.)
         text_line = raw.replace("\ufeff", "").split("#", 1)[0].strip()

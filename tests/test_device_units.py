@@ -12,6 +12,7 @@ from device.buttons import ButtonPress, ScriptButtons, parse_button_script
 from device.config import DeviceConfig, example_toml, load_config
 from device.screens import (ChoiceScreen, FlashScreen, MenuScreen, MessageScreen, ScoresScreen, Shown,
                             TurnScreen, render)
+from rules.script import parse_script, replay_script
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -200,16 +201,18 @@ def test_turn_screen_is_built_when_the_game_changes_not_every_frame(tmp_path):
 
 def test_refused_cards_are_kept_as_the_log_lines_they_would_have_been(tmp_path):
     """What `run --json` reports in "errors": a card the rules refuse (the deck's only x2 seen
-    again), with the game-log line it would have taken, as `replay --json` numbers a script's."""
+    again), numbered as `replay --json` numbers the refused lines of the game log with them in."""
     from device_table_helpers import Player
 
     player = Player(tmp_path, "flip7", ("ann", "ben"))
     player.card("x2")                   # line 3, after the header's two
-    player.card("x2")                   # refused: it would have been line 4
-    player.card("3")                    # line 4
-    player.press("back", "ok")          # undo the 3: line 5
-    player.card("x2")                   # refused: line 6
+    player.card("x2")                   # refused: line 4 of the log with it
+    player.card("3")                    # log line 4 (5 with the refused line)
+    player.press("back", "ok")          # undo the 3: 6
+    player.card("x2")                   # refused: 7
     assert player.log_lines()[2:] == ["card x2", "card 3", "undo"]
-    assert [e.to_json() for e in player.table.refusals] == [
-        {"line": 4, "text": "card x2", "error": "no x2 is left in the deck"},
-        {"line": 6, "text": "card x2", "error": "no x2 is left in the deck"}]
+    errors = [e.to_json() for e in player.table.refusals]
+    assert errors == [{"line": 4, "text": "card x2", "error": "no x2 is left in the deck"},
+                      {"line": 7, "text": "card x2", "error": "no x2 is left in the deck"}]
+    script = "\n".join(player.log_lines()[:3] + ["card x2"] + player.log_lines()[3:] + ["card x2"]) + "\n"
+    assert [e.to_json() for e in replay_script(parse_script(script)).errors] == errors

@@ -118,6 +118,11 @@ def test_names_in_any_alphabet_and_a_byte_order_mark(tmp_path: Path) -> None:
     summary = json.loads(result.stdout)
     assert summary["players"] == ["Jörg", "Zoë", "Łucja"] and summary["state"]["rows"]["Zoë"] == ["3"]
     assert parse_script("game flip7\nplayers ann b\u00e9n\ncard 3\n\ufeffstop\n").errors == []
+    decomposed = parse_script("game flip7\nplayers Zoe\u0308 ann\ncard 3 @zo\u00eb\n")   # e + combining diaeresis
+    assert decomposed.config.players == ("Zo\u00eb", "ann") and decomposed.errors == []
+    assert parse_script("game flip7\nplayers ann ben\n\ncard 3\n").config.players == ("ann", "ben")
+    from rules.core import NAME_RE
+    assert NAME_RE.match("ann") and not NAME_RE.match("ann\n")      # a name is one line
 
 
 def test_keywords_labels_and_names_are_case_insensitive_and_comments_ignored() -> None:
