@@ -659,9 +659,11 @@ def test_a_card_slid_away_is_not_taken_for_pushed_onto_a_shadow_of_its_picture(m
     detector._ref_mid = detector._mid(before)
     detector._known = [_Known(quad, "+8", _look(before, quad), 0.9)]
     monkeypatch.setattr(placement, "_pushed_to", lambda frame, known: shadow)
-    assert detector._pushed(after, detector._mid(after), 0, [True]) is None
-    monkeypatch.setattr(placement, "_pushed_to", lambda frame, known: quad)     # (where it lay: its colours)
-    assert detector._pushed(before, detector._mid(before), 0, [True]) is not None
+    assert detector._pushed(after, detector._mid(after), 0, []) is None
+    pushed = (quad + np.float32([6, -4])).astype(np.float32)       # a real push keeps its colours
+    monkeypatch.setattr(placement, "_pushed_to", lambda frame, known: pushed)
+    assert detector._pushed(before, detector._mid(before), 0, []) is not None
+    assert detector._pushed(before, detector._mid(before), 0, [pushed]) is None    # a place taken: its twin's
 
 
 def test_a_card_whose_place_did_not_change_is_not_forgotten_for_its_look():

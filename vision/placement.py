@@ -377,31 +377,37 @@ class PlacementDetector:
         empty = [p.quad for p, prediction in readings if prediction.label is None
                  and prediction.reason != NOT_SURE and prediction.confidence >= EMPTY_CONFIDENCE]
         pushed = {}
+        stayed = [k.quad for i, k in enumerate(self._known) if i >= len(left) or not left[i]]
         for i in range(len(left)):
             if (left[i] and exposed[i] and i not in used
                     and not any(quad_iou(q, self._known[i].quad) >= EMPTY_IOU for q in empty)):
-                quad = self._pushed(frame, mid, i, left)
+                quad = self._pushed(frame, mid, i, stayed + list(pushed.values()))
                 if quad is not None:
                     pushed[i] = quad
                     left[i] = False
         for p, prediction in readings:
             look = _look(frame, p.quad)
+            # (Named as it, or not named but not "no card" beyond doubt either.)
+            its = (prediction.label is not None or prediction.reason == NOT_SURE
+                   or prediction.confidence < EMPTY_CONFIDENCE)
             mine = [i for i, quad in pushed.items() if i not in used and quad_iou(p.quad, quad) >= PUSHED_READ_IOU
-                    and prediction.label in (None, self._known[i].guess)]
+                    and prediction.label in (None, self._known[i].guess) and its]
             if mine:
                 k = self._known[mine[0]]
                 used.add(mine[0])
                 on_top.append(mine[0])
-                if prediction.label is not None:     # named: its outline is the one read
-                    k.quad, k.look, k.score, k.label, k.leaning = p.quad, look, p.score, prediction.label, None
-                else:
-                    k.quad, k.look = pushed[mine[0]], _look(frame, pushed[mine[0]])
+                if prediction.label is not None:
+                    k.label, k.leaning = prediction.label, None
+                # The outline read, where it is nearly the place found (not one round it and its twin).
+                quad = p.quad if quad_iou(p.quad, pushed[mine[0]]) >= PUSHED_OUTLINE_IOU else pushed[mine[0]]
+                k.quad, k.look = quad, _look(frame, quad)
                 log.debug("frame %d: changed card %s (%s %.2f) is the %s pushed", frame_index,
                           p.quad.mean(axis=0).round(), prediction.label, prediction.confidence, k.guess)
                 continue
             # A change read as "no card" is not a card that moved: often it is the place one left.
             no_card = prediction.label is None and prediction.reason != NOT_SURE
-            moved = None if no_card else self._moved_from(p.quad, prediction.label, look, vacated, exposed, used)
+            moved = None if no_card else self._moved_from(p.quad, prediction.label, look, vacated, exposed,
+                                                          used | pushed.keys())
             # Seen again in its place; not uncovered by the very card that may be this one, moved.
             revealed = self._revealed(frame, p.quad, prediction.label, p.changed,
                                       [v and i != moved for i, v in enumerate(left)], used)
@@ -657,29 +663,33 @@ class PlacementDetector:
             return float(np.median([np.sqrt(quad_area(k.quad) * 1.4) for k in self._known]))
         return 0.45 * min(h, w)
 
-    def _pushed(self, frame, mid, i, left) -> np.ndarray | None:
-        """Where known card i, which left its place (left: the cards that did), lies now if it
-        was pushed a little: found by its picture (_pushed_to), not in the place of a card that
-        stayed (its twin), and of the colours it had (the picture alone can match a shadow on
-        the cloth)."""
+    def _pushed(self, frame, mid, i, taken) -> np.ndarray | None:
+        """Where known card i, which left its place, lies now if it was pushed a little: found by
+        its picture (_pushed_to), not in a place `taken` (where a card stayed, its twin, or one
+        found pushed), and of the colours it showed (the picture alone can match a shadow on the
+        cloth)."""
         k = self._known[i]
         quad = _pushed_to(frame, k)
-        if quad is None or any(quad_iou(quad, other.quad) >= PUSHED_APART
-                               for j, other in enumerate(self._known) if j != i and not left[j]):
+        if quad is None or any(quad_iou(quad, q) >= PUSHED_APART for q in taken):
             return None
-        then = self._mean_colour(self._ref_mid, k.quad, frame.shape)
+        then = self._mean_colour(self._ref_mid, k.quad, frame.shape, [a.quad for a in self._known[i + 1:]])
         if np.abs(then - self._mean_colour(mid, quad, frame.shape)).max() > PUSHED_COLOUR:
             return None
         return quad
 
     @staticmethod
-    def _mean_colour(mid, quad, shape) -> np.ndarray:
-        """Mean BGR of a (shrunk colour) picture inside the quad (given in frame pixels)."""
+    def _mean_colour(mid, quad, shape, hidden=()) -> np.ndarray:
+        """Mean BGR of a (shrunk colour) picture inside the quad (given in frame pixels), less
+        the `hidden` quads (the cards over it), unless they hide all of it."""
         h, w = shape[:2]
         mh, mw = mid.shape[:2]
+        scale = np.array([mw / w, mh / h], np.float32)
         region = np.zeros((mh, mw), np.uint8)
-        cv2.fillConvexPoly(region, np.round(quad * np.array([mw / w, mh / h], np.float32)).astype(np.int32), 255)
-        return np.array(cv2.mean(mid, region)[:3])
+        cv2.fillConvexPoly(region, np.round(quad * scale).astype(np.int32), 255)
+        shown = region.copy()
+        for q in hidden:
+            cv2.fillConvexPoly(shown, np.round(q * scale).astype(np.int32), 0)
+        return np.array(cv2.mean(mid, shown if cv2.countNonZero(shown) else region)[:3])
 
     @staticmethod
     def _mask_share(mask, quad, shape, minus=()) -> float:
@@ -848,6 +858,8 @@ SLIVER_VIEW = 0.15
 # the place of another card in view (IoU under PUSHED_APART: its twin), and by PUSHED_BETTER more
 # than in its old place. A reading with IoU PUSHED_READ_IOU with where it was found is that card.
 PUSH_REACH, PUSH_TURN, PUSHED_LOOK, PUSHED_APART, PUSHED_BETTER, PUSHED_READ_IOU = 0.3, 16.0, 0.65, 0.8, 0.1, 0.5
+# ...and its outline, where it is at least this near (IoU) the place found, is the card's.
+PUSHED_OUTLINE_IOU = 0.8
 # A card whose place reads as no card with this confidence, in nearly the very outline it had
 # (IoU), was taken away: it is not looked for as pushed.
 EMPTY_CONFIDENCE, EMPTY_IOU = 0.9, 0.7
