@@ -14,8 +14,7 @@ minus the malus, not below 0, +15 for seven numbers; a row as it stands, not bus
 the points of the cards as a hand left at the end of a round. It is null when a card could not be
 read, because a guessed score is worse than none.
 
-Exit status: 0 read; 1 the image could not be read; 2 the model or the --profile could not be loaded
-(or --score was asked for a deck with no score).
+Exit status: 0 read; 1 the image could not be read; 2 the model or the --profile could not be loaded.
 """
 
 from __future__ import annotations
@@ -25,15 +24,14 @@ import json
 import logging
 import sys
 
+from rules.cards import DECKS
+
 log = logging.getLogger(__name__)
 
-# What --score adds, per deck: (module, function) of the rules core, imported when asked for.
-SCORERS = {"flip7": ("rules.flip7", "score_row"), "flip7-vengeance": ("rules.vengeance", "score_row"),
-           "uno-flip": ("rules.uno_flip", "score_hand")}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--deck", default="flip7", help="card deck the model is for (default: flip7)")
+    parser.add_argument("--deck", default="flip7", choices=sorted(DECKS), help="card deck the model is for (default: flip7)")
     parser.add_argument("--models-dir", metavar="DIR",
                         help="folder holding DECK.onnx and DECK.json (default: the bundled models)")
     parser.add_argument("--profile", metavar="PROFILE",
@@ -44,6 +42,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("image", metavar="IMAGE", help="photo of cards lying apart on a table")
 
 
+def scorer(deck: str):
+    """What --score gives for the deck, from the rules core."""
+    from rules.flip7 import score_row as flip7_row
+    from rules.uno_flip import score_hand
+    from rules.vengeance import score_row as vengeance_row
+
+    return {"flip7": flip7_row, "flip7-vengeance": vengeance_row, "uno-flip": score_hand}[deck]
+
+
 def main(args: argparse.Namespace) -> int:
     from vision.adapt import ProfileError, load_classifier
     from vision.classifier import NO_CARD, ModelError
@@ -51,9 +58,6 @@ def main(args: argparse.Namespace) -> int:
     from vision.geometry import warp_card
     from vision.locate import find_cards
 
-    if args.score and args.deck not in SCORERS:
-        print(f"tablemate scan: --score: no score is defined for {args.deck!r}", file=sys.stderr)
-        return 2
     try:
         classifier = load_classifier(args.deck, args.models_dir, args.profile)
     except (ModelError, ProfileError) as error:
@@ -76,10 +80,7 @@ def main(args: argparse.Namespace) -> int:
     score = None
     if args.score:
         if all(c["label"] is not None for c in cards):
-            import importlib
-
-            module, function = SCORERS[args.deck]
-            score = getattr(importlib.import_module(module), function)([c["label"] for c in cards])
+            score = scorer(args.deck)([c["label"] for c in cards])
         else:
             print("tablemate scan: a card could not be read, so no score is given", file=sys.stderr)
     print(json.dumps({"cards": cards, "score": score}))
