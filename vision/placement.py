@@ -377,7 +377,7 @@ class PlacementDetector:
         empty = [p.quad for p, prediction in readings if prediction.label is None
                  and prediction.reason != NOT_SURE and prediction.confidence >= EMPTY_CONFIDENCE]
         pushed = {}
-        stayed = [k.quad for i, k in enumerate(self._known) if i >= len(left) or not left[i]]
+        stayed = [k.quad for k, gone_from in zip(self._known, left) if not gone_from]
         for i in range(len(left)):
             if (left[i] and exposed[i] and i not in used
                     and not any(quad_iou(q, self._known[i].quad) >= EMPTY_IOU for q in empty)):
