@@ -9,7 +9,8 @@ import pytest
 from vision.classifier import ModelError
 from vision.dataset import INPUT_H, INPUT_W
 from vision.look import LookModel
-from vision.look_data import GENERIC, LABELS_PER_PRINTING, VIEWS, LookSamples, make_look_samples, recolour
+from vision.look_data import (GENERIC, LABELS_PER_PRINTING, VIEWS, LookSamples, colour_twins, make_look_samples,
+                              recolour)
 
 
 def test_samples_are_pairs_of_upright_crops_the_same_with_any_number_of_workers():
@@ -30,6 +31,19 @@ def test_generic_printings_are_pairs_of_crops_too():
     np.testing.assert_array_equal(one.x, make_look_samples(2, seed=5, kind="generic").x)
     with pytest.raises(ValueError, match="kind"):
         make_look_samples(1, seed=5, kind="foreign")
+
+
+def test_uno_printings_often_deal_colour_twins():
+    """Cards only their colour tells apart (pink 5 / purple 5) are dealt together: hard negatives."""
+    from rules.cards import DECKS
+
+    labels = DECKS["uno-flip"].labels
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        picked = [labels[i] for i in colour_twins(rng, labels, LABELS_PER_PRINTING)]
+        assert len(picked) == LABELS_PER_PRINTING == len(set(picked))
+        symbols = [lab.partition("-")[2] for lab in picked]
+        assert max(map(symbols.count, symbols)) >= 2
 
 
 def test_training_samples_mix_the_kinds_and_reuse_a_larger_cache(tmp_path, monkeypatch):

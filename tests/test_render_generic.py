@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from vision.render import CARD_H, CARD_W, FONTS, _corner_alpha
-from vision.render_generic import CONFUSABLE, LABELS, GenericStyle, pick_labels, render_generic
+from vision.render_generic import CONFUSABLE, LABELS, GenericStyle, label_index, pick_labels, render_generic, split_suit
 
 
 def test_same_seed_same_printing_and_faces():
@@ -61,3 +61,36 @@ def test_six_and_nine_differ_when_turned():
         six = render_generic("6", np.random.default_rng(2), style)[..., :3].astype(int)
         nine = render_generic("9", np.random.default_rng(2), style)[..., :3].astype(int)
         assert np.abs(six - nine[::-1, ::-1]).mean() > 0.5
+
+
+def _suited_style(seed: int) -> GenericStyle:
+    rng = np.random.default_rng(seed)
+    while (style := GenericStyle.sample(rng)).colour_mode != "suits":
+        pass
+    return style
+
+
+def test_a_printing_of_suits_deals_symbols_in_several_suits_told_apart_by_colour_alone():
+    """UNO's red 7 and orange 7 differ only in colour: the look network must see such twins."""
+    rng = np.random.default_rng(8)
+    for seed in range(20):
+        style = _suited_style(seed)
+        assert 2 <= len(style.suits) <= 4
+        picked = pick_labels(rng, 8, style)
+        assert len(picked) == 8 == len(set(picked)) == len({label_index(lab) for lab in picked})
+        symbols = [split_suit(lab)[0] for lab in picked]
+        assert all(split_suit(lab)[1] is not None for lab in picked)
+        assert max(symbols.count(sym) for sym in symbols) >= 2  # colour twins among them
+        sym = max(symbols, key=symbols.count)
+        a, b = [lab for lab in picked if split_suit(lab)[0] == sym][:2]
+        face_a = render_generic(a, np.random.default_rng(1), style)[..., :3].astype(int)
+        face_b = render_generic(b, np.random.default_rng(1), style)[..., :3].astype(int)
+        # Same symbol, same copy noise: what differs is the suit's colour.
+        assert np.abs(face_a - face_b).max(axis=2).mean() > 1.0
+    with pytest.raises(ValueError, match="not a generic label"):
+        render_generic(f"7@{len(style.suits)}", np.random.default_rng(0), style)
+
+
+def test_suited_labels_number_apart_from_plain_ones():
+    assert label_index("7") == LABELS.index("7") and split_suit("7") == ("7", None)
+    assert split_suit("+6@2") == ("+6", 2) and label_index("+6@2") == LABELS.index("+6") + 3 * len(LABELS)

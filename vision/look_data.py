@@ -13,7 +13,8 @@ and surfaces are used; vision.foreign_eval's printings and held-out surfaces sta
 
 Two kinds of printings (`kind`): "family", the training renderers' (above), and "generic", the
 invented game of vision.render_generic — random layouts, palettes and symbols, its 8 cards dealt
-with confusable ones among them (+4 / +6 / +8, 6 / 9, 1 / 7 / 11): a network that has only seen
+with confusable ones among them (+4 / +6 / +8, 6 / 9, 1 / 7 / 11; a symbol in two or more suits
+of close colours): a network that has only seen
 the training family learns that family, not cards in general (models/calibration.md).
 """
 
@@ -44,7 +45,7 @@ VIEWS = 2
 @dataclass
 class LookSamples:
     x: np.ndarray        # (P, L, V, H, W, 3) BGR uint8 model-size crops
-    labels: np.ndarray   # (P, L) int: label index within the printing's deck, or in render_generic.LABELS
+    labels: np.ndarray   # (P, L) int: label index within the printing's deck, or render_generic.label_index
     decks: np.ndarray    # (P,) int: index into DECK_WEIGHTS, or GENERIC
 
 
@@ -72,21 +73,44 @@ def make_printing(rng: np.random.Generator, deck: str, labels_per_printing: int 
     """(crops (L, V, H, W, 3), label indices (L,)) of one recoloured training-family printing."""
     all_labels = DECKS[deck].labels
     picked = rng.choice(len(all_labels), size=labels_per_printing, replace=False)
+    if deck == "uno-flip" and rng.random() < 0.5:
+        picked = colour_twins(rng, all_labels, labels_per_printing)
     style = CardStyle.sample(rng, "train")
     faces = recolour({all_labels[i]: render_card(deck, all_labels[i], rng, style) for i in picked}, rng)
     return _capture(rng, faces, [all_labels[i] for i in picked], deck), picked
 
 
+def colour_twins(rng: np.random.Generator, labels, n: int) -> np.ndarray:
+    """n distinct indices of UNO Flip `labels`, most of them symbols in two or more colours of a
+    side (red / yellow, pink / purple / orange ...): cards only their colour tells apart."""
+    by_symbol: dict[str, list[int]] = {}
+    for i, label in enumerate(labels):
+        colour, _, symbol = label.partition("-")
+        if colour in ("red", "yellow", "green", "blue", "pink", "teal", "orange", "purple"):
+            dark = colour in ("pink", "teal", "orange", "purple")
+            by_symbol.setdefault(f"{dark}:{symbol}", []).append(i)
+    symbols = list(by_symbol)
+    picked: list[int] = []
+    for k in rng.permutation(len(symbols)):
+        group = by_symbol[symbols[k]]
+        for i in rng.permutation(group)[:int(rng.integers(2, len(group) + 1))]:
+            if len(picked) < n and i not in picked:
+                picked.append(int(i))
+        if len(picked) >= n:
+            break
+    return np.array(picked)
+
+
 def make_generic_printing(rng: np.random.Generator, labels_per_printing: int = LABELS_PER_PRINTING):
     """(crops (L, V, H, W, 3), label indices in render_generic.LABELS (L,)) of one recoloured
     generic printing."""
-    from vision.render_generic import LABELS, GenericStyle, pick_labels, render_generic
+    from vision.render_generic import GenericStyle, label_index, pick_labels, render_generic
 
     style = GenericStyle.sample(rng)
-    picked = pick_labels(rng, labels_per_printing)
+    picked = pick_labels(rng, labels_per_printing, style)
     faces = recolour({lab: render_generic(lab, rng, style) for lab in picked}, rng)
     # make_scene's nuisance cards are named from a deck's labels: they get a face of this printing.
-    return _capture(rng, faces, picked, "flip7"), np.array([LABELS.index(lab) for lab in picked])
+    return _capture(rng, faces, picked, "flip7"), np.array([label_index(lab) for lab in picked])
 
 
 def _capture(rng: np.random.Generator, faces: dict[str, np.ndarray], picked: list[str], deck: str) -> np.ndarray:

@@ -16,20 +16,23 @@ simple shapes of its own). A printing (`GenericStyle.sample`) picks, once for al
 * copies of the symbol: none, corner indices (two corners, turned, or four, or along one edge),
   or a playing-card-like second copy turned half round;
 * a word for the value (the number's name, the action's, BONUS / MALUS) and where it is;
-* a palette and how colour is dealt: one ink for every card, a colour per value, or a colour per
-  kind (numbers, modifiers, actions); 6 and 9 are marked (a bar, a dot) so a turned card can be
-  read, as real decks do;
+* a palette and how colour is dealt: one ink for every card, a colour per value, a colour per
+  kind (numbers, modifiers, actions), or suits: 2-4 colours, some close on the wheel (as UNO's
+  red / orange or pink / purple), each symbol printed in every suit, so a label is a symbol in a
+  suit (`7@2`) and only its colour tells it from its twins; 6 and 9 are marked (a bar, a dot) so a
+  turned card can be read, as real decks do;
 * a font from vision.render's *training* fonts only, a weight, a slant and a width.
 
 Only the symbol (and what is derived from it: its word, its colour when colour is dealt per
-value) differs between the cards of a printing; each copy gets its own grain, ink spread and
+value) and the suit differ between the cards of a printing; each copy gets its own grain, ink spread and
 scuffs. Nothing here draws like vision.render_foreign (its layouts, stroke fonts and pictograms
 stay unseen by every network, so vision.foreign_eval stays honest).
 
 `render_generic(label, rng, style)` returns an RGBA face like vision.render.render_card (same
 size, transparent rounded corners), so vision.synth.make_scene can lay it on a table.
-`pick_labels(rng, n)` deals n distinct labels of one printing with confusable ones among them
-(+4 / +6 / +8, 6 / 9, 1 / 7 / 11, ...): the look network's hard negatives.
+`pick_labels(rng, n, style)` deals n distinct labels of one printing with confusable ones among
+them (+4 / +6 / +8, 6 / 9, 1 / 7 / 11, ...; in a printing of suits, symbols in two or more of
+its suits): the look network's hard negatives.
 
     python -m vision.render_generic OUT.png [SEED]     # a contact sheet of 6 printings
 """
@@ -77,7 +80,8 @@ CONTAINERS = ("none", "none", "ellipse", "diamond", "rounded", "hexagon", "shiel
 INKS = ("solid", "outlined", "hollow", "shadow", "inline")
 COPIES = ("none", "corners2", "corners4", "edge", "double")
 WORD_PLACES = ("none", "top", "bottom", "under")
-COLOUR_MODES = ("single", "per_label", "per_kind")
+COLOUR_MODES = ("single", "per_label", "per_kind", "suits")
+SUIT = "@"  # a suited label: symbol@suit index
 MARKS = ("bar", "dot")
 
 RGB = tuple[int, int, int]
@@ -132,6 +136,7 @@ class GenericStyle:
     copy_size: int             # px height of a corner index
     word_place: str
     colour_mode: str
+    suits: tuple[tuple[float, float, float], ...]  # (hue, saturation, value) of each suit ("suits" mode)
     hue0: float
     palette_order: tuple[int, ...]
     mark: str                  # how 6 and 9 are told apart
@@ -162,6 +167,10 @@ class GenericStyle:
         positions = ((0.5, 0.5), (0.5, 0.4), (0.5, 0.6), (0.42, 0.47), (0.58, 0.53), (0.5, 0.33))
         px, py = positions[rng.integers(len(positions))]
         name = "".join(NAME_PARTS[i] for i in rng.integers(len(NAME_PARTS), size=int(rng.integers(2, 4))))
+        # Suits: neighbours on the wheel 25-110 degrees apart, so some pairs are as close as UNO
+        # Flip's red / orange or pink / purple; a pair that close often differs in lightness too.
+        hues = np.cumsum(rng.uniform(0.07, 0.3, int(rng.integers(2, 5)))) + rng.random()
+        suits = tuple((float(h % 1.0), float(rng.uniform(0.55, 1.0)), float(rng.uniform(0.5, 0.95))) for h in hues)
         return cls(
             font=font, word_font=word_font,
             weight=int(rng.integers(-2, 7)), slant=float(rng.uniform(-0.2, 0.2)) if rng.random() < 0.3 else 0.0,
@@ -179,14 +188,15 @@ class GenericStyle:
             ink_style=INKS[rng.integers(len(INKS))], outline_px=float(rng.uniform(1.5, 5.0)),
             copies=COPIES[rng.integers(len(COPIES))], copy_size=int(rng.integers(22, 40)),
             word_place=WORD_PLACES[rng.integers(len(WORD_PLACES))],
-            colour_mode=COLOUR_MODES[rng.integers(len(COLOUR_MODES))], hue0=float(rng.random()),
+            colour_mode=COLOUR_MODES[rng.integers(len(COLOUR_MODES))], suits=suits, hue0=float(rng.random()),
             palette_order=tuple(int(i) for i in rng.permutation(len(LABELS))),
             mark=MARKS[rng.integers(len(MARKS))], grain=float(rng.uniform(0.5, 5)), wear=float(rng.beta(1.2, 5.0)),
         )
 
 
-def pick_labels(rng: np.random.Generator, n: int) -> list[str]:
-    """n distinct labels for one printing; most often several of them from confusable groups."""
+def pick_labels(rng: np.random.Generator, n: int, style: GenericStyle | None = None) -> list[str]:
+    """n distinct labels for one printing; most often several of them from confusable groups, and
+    in a printing of suits most often symbols in two or more suits (its colour twins)."""
     picked: list[str] = []
     for _ in range(int(rng.choice([0, 1, 2, 2], p=[0.15, 0.35, 0.25, 0.25]))):
         group = CONFUSABLE[rng.integers(len(CONFUSABLE))]
@@ -196,7 +206,30 @@ def pick_labels(rng: np.random.Generator, n: int) -> list[str]:
                 picked.append(group[i])
     rest = [lab for lab in LABELS if lab not in picked]
     picked += [rest[i] for i in rng.permutation(len(rest))[:n - len(picked)]]
-    return [picked[i] for i in rng.permutation(len(picked))]
+    picked = [picked[i] for i in rng.permutation(len(picked))]
+    if style is None or style.colour_mode != "suits":
+        return picked
+    # The first few symbols in several suits each, the rest in one suit each.
+    suits = len(style.suits)
+    suited: list[str] = []
+    for symbol in picked:
+        ways = int(rng.integers(2, suits + 1)) if len(suited) < n // 2 + 1 else 1
+        for suit in rng.permutation(suits)[:ways]:
+            if len(suited) < n:
+                suited.append(f"{symbol}{SUIT}{suit}")
+    return [suited[i] for i in rng.permutation(len(suited))]
+
+
+def split_suit(label: str) -> tuple[str, int | None]:
+    """(symbol, suit index or None) of a generic label."""
+    symbol, _, suit = label.partition(SUIT)
+    return symbol, (int(suit) if suit else None)
+
+
+def label_index(label: str) -> int:
+    """A number for each generic label: its symbol's place in LABELS, offset per suit."""
+    symbol, suit = split_suit(label)
+    return LABELS.index(symbol) + (0 if suit is None else len(LABELS) * (suit + 1))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -207,7 +240,11 @@ def _kind(label: str) -> int:
 
 
 def _label_colour(style: GenericStyle, label: str) -> RGB:
-    """The ink that carries the value: one for every card, one per label or one per kind."""
+    """The ink that carries the value: one for every card, one per label, one per kind, or the suit's."""
+    label, suit = split_suit(label)
+    if suit is not None:
+        h, sat, val = style.suits[suit]
+        return _hsv(h, sat, val)
     if style.colour_mode == "single":
         k = 0
     elif style.colour_mode == "per_kind":
@@ -458,10 +495,12 @@ def _word(label: str) -> str:
 
 def render_generic(label: str, rng: np.random.Generator, style: GenericStyle) -> np.ndarray:
     """RGBA uint8 (CARD_H, CARD_W, 4) face of `label` in the generic printing `style`."""
-    if label not in LABELS:
-        raise ValueError(f"{label!r} is not a generic label")
+    symbol, suit = split_suit(label)
+    if symbol not in LABELS or (suit is not None and not 0 <= suit < len(style.suits)):
+        raise ValueError(f"{label!r} is not a generic label of this printing")
     colour = _label_colour(style, label)
     field = _field_colour(style, label)
+    label = symbol  # the suit shows only in the colours
     canvas = _background(style, field, rng)
     on_colour = style.background == "fullbleed" and style.colour_mode != "single"
     # Inks: the value's colour on a plain stock; light or dark on a field of the value's colour.
@@ -585,7 +624,7 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(6):
         style = GenericStyle.sample(rng)
         rows.append(np.hstack([cv2.resize(render_generic(lab, rng, style)[..., :3], (126, 176),
-                                          interpolation=cv2.INTER_AREA) for lab in pick_labels(rng, 8)]))
+                                          interpolation=cv2.INTER_AREA) for lab in pick_labels(rng, 8, style)]))
     cv2.imwrite(argv[0], np.vstack(rows)[..., ::-1])
     return 0
 
