@@ -73,10 +73,13 @@ def test_a_missing_look_model_refuses_calibration_not_the_classifier(tmp_path, b
 # -- profile format --------------------------------------------------------------------------------
 
 def test_profile_round_trip(tmp_path, profile):
+    from vision.adapt import params_for
+
     path = tmp_path / "p.npz"
     profile.save(path)
     back = Profile.load(path)
     assert back.deck == DECK and back.labels == LABELS and back.counts == profile.counts
+    assert profile.params == back.params == params_for(DECK)  # a new profile takes its deck's parameters
     assert back.model_sha256 == profile.model_sha256 and back.params == profile.params
     assert back.model_named == profile.model_named and back.model_agreement == profile.model_agreement
     np.testing.assert_allclose(back.embeddings, profile.embeddings, rtol=1e-3, atol=1e-3)  # float16 on disk
@@ -404,8 +407,10 @@ def test_foreign_eval_measures_other_scoring_parameters_and_refuses_unknown_ones
     from vision.adapt import CalibrationParams
     from vision.foreign_eval import evaluate_deck, main as foreign_eval
 
+    from vision.adapt import params_for
+
     default = evaluate_deck(DECK, None, 11, 1, 1)
-    assert default["params"] == CalibrationParams().__dict__
+    assert default["params"] == params_for(DECK).__dict__
     # A confidence no softmax reaches: every card refused, so the parameters were used.
     strict = evaluate_deck(DECK, None, 11, 1, 1, params=CalibrationParams(min_confidence=1.01))
     assert strict["params"]["min_confidence"] == 1.01
@@ -423,3 +428,16 @@ def test_tuning_searches_one_parameter_set_for_every_deck_named():
     assert set(result["params"]) == set(CalibrationParams().__dict__)
     assert {key.split()[0] for key in result["tuning_stats"]} == {"flip7", "flip7-vengeance"}
     assert len(result["tuning_stats"]) == 2 * 2 * 2  # decks x (foreign, held-out family) x (1, 3 samples)
+
+
+def test_tuning_per_deck_searches_a_set_for_each_deck_and_new_profiles_take_their_decks():
+    from vision.adapt import DECK_PARAMS, CalibrationParams, params_for
+    from vision.foreign_eval import tune
+
+    result = tune(["flip7", "flip7-vengeance"], None, 11, 1, 1, control_printings=1, per_deck=True)
+    assert set(result["per_deck"]) == {"flip7", "flip7-vengeance"}
+    for deck, found in result["per_deck"].items():
+        assert set(found["params"]) == set(CalibrationParams().__dict__)
+        assert {key.split()[0] for key in found["tuning_stats"]} == {deck} and len(found["tuning_stats"]) == 4
+    assert params_for("no-such-deck") == CalibrationParams()
+    assert all(params_for(deck) == params for deck, params in DECK_PARAMS.items())

@@ -82,6 +82,16 @@ class CalibrationParams:
     min_margin: float = 0.2
 
 
+# Each deck's own set, chosen by `python -m vision.foreign_eval --tune flip7 flip7-vengeance
+# uno-flip ... --per-deck` (models/calibration.md). A deck not listed reads with the defaults above.
+DECK_PARAMS: dict[str, CalibrationParams] = {}
+
+
+def params_for(deck: str) -> CalibrationParams:
+    """The scoring parameters a new profile of `deck` gets (a profile keeps its own)."""
+    return DECK_PARAMS.get(deck, CalibrationParams())
+
+
 @dataclass
 class Profile:
     deck: str
@@ -341,7 +351,7 @@ def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, l
                    sample_labels=np.concatenate([s for _, s in parts]).astype(np.int64),
                    counts=dict(sorted(counts.items(), key=lambda kv: order[kv[0]])),
                    model_named=dict(sorted(model_named.items(), key=lambda kv: order[kv[0]])),
-                   params=params or CalibrationParams(), model_name=Path(classifier.name).name,
+                   params=params or params_for(deck), model_name=Path(classifier.name).name,
                    look_name=Path(look.name).name, created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 

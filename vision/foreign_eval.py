@@ -1,7 +1,7 @@
 """How well a deck's classifier reads a deck it never saw, before and after calibration.
 
     python -m vision.foreign_eval --deck flip7            # the figures of models/calibration.md
-    python -m vision.foreign_eval --tune flip7 flip7-vengeance uno-flip --printings 6 --test-per-label 6
+    python -m vision.foreign_eval --tune flip7 flip7-vengeance uno-flip --printings 6 --test-per-label 6 --per-deck
                                                           # choose vision.adapt's scoring parameters
 
 Cards are drawn by vision.render_foreign (printings unlike anything vision.render draws: other
@@ -21,7 +21,8 @@ For each foreign printing:
 Reported, per condition: accuracy among accepted cards, cards rejected, none crops accepted as a
 card. --tune runs the same capture on other printings of each deck named (seed + 1000 on: foreign
 ones and two of the training family in held-out fonts) and grid-searches CalibrationParams, one
-set for every deck; it prints the best and does not write anything.
+set for every deck named (with --per-deck, one set for each: vision.adapt.DECK_PARAMS); it
+prints the best and does not write anything.
 """
 
 from __future__ import annotations
@@ -145,7 +146,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
     scoring parameters (to measure another choice without changing the code's defaults)."""
     import numpy as np
 
-    from vision.adapt import CalibratedClassifier, CalibrationParams, calibrate, describe
+    from vision.adapt import CalibratedClassifier, calibrate, describe, params_for
     from vision.classifier import CardClassifier
 
     base = CardClassifier.load(deck, models_dir)
@@ -182,7 +183,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
                             label_of_class)
         conditions["unseen label"].append((pred, test.y[rows]))
     report = {"deck": deck, "style": style, "model": base.name, "look_model": look.name,
-              "params": (params or CalibrationParams()).__dict__,
+              "params": (params or params_for(deck)).__dict__,
               "look_sha256": look.identity, "printings": printings, "seed": seed, "test_per_label": test_per_label}
     for name, parts in conditions.items():
         pred = np.concatenate([p for p, _ in parts])
@@ -205,8 +206,9 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
 
 
 def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label: int, control_printings: int = 2,
-         look_model=None, targets=None) -> dict:
-    """Grid search of CalibrationParams (one set for every deck) on tuning printings of each deck:
+         look_model=None, targets=None, per_deck: bool = False) -> dict:
+    """Grid search of CalibrationParams (one set for every deck, or with per_deck one for each) on
+    tuning printings of each deck:
     `printings` foreign ones and `control_printings` of the training family in held-out fonts (a
     user's deck may be either). Objective: accuracy among accepted meets TARGETS (99 % with 1
     sample, 99.5 % with 3) on every deck and kind, and on the training family at most
@@ -257,29 +259,35 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
         top2 = np.sort(probs, 1)[:, -2:]
         return probs.argmax(1), top2[:, 1], top2[:, 1] - top2[:, 0], y
 
-    best = None
-    for temperature, none_similarity, model_weight in itertools.product(
-            (0.03, 0.05, 0.065, 0.08, 0.1, 0.12, 0.15), (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), (1.0, 2.0, 4.0, 8.0, 16.0)):
-        tabs = {key: table(key[0], *parts, temperature, none_similarity, model_weight) for key, parts in sets.items()}
-        for mc in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
-            for mm in (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7):
-                stats = {}
-                for key, (arg, conf, margin, y) in tabs.items():
-                    _, none_index, label_of_class = readers[key[0]]
-                    ok = (arg != none_index) & (conf >= mc) & (margin >= mm)
-                    stats[key] = reading_stats(np.where(ok, label_of_class[arg], -1), y)
-                good = all(s["accuracy_accepted"] >= max(accuracy[k], floor[deck] - FAMILY_TOLERANCE if kind == "heldout"
-                                                         else 0)
-                           and s["none_accepted"] <= 0.005 for (deck, kind, k), s in stats.items())
-                cost = sum(s["rejected"] * (1.0 if k == 1 else 0.5) for (_, _, k), s in stats.items())
-                key = (good, -cost if good else min(s["accuracy_accepted"] for s in stats.values()))
-                if best is None or key > best[0]:
-                    best = (key, CalibrationParams(temperature=temperature, none_similarity=none_similarity,
-                                                   model_weight=model_weight, min_confidence=mc, min_margin=mm),
-                            stats)
-    _, params, stats = best
-    return {"decks": decks, "params": params.__dict__, "target_met": best[0][0],
-            "tuning_stats": {f"{deck} {kind}, {k} sample(s)": s for (deck, kind, k), s in stats.items()}}
+    def search(keys):
+        """The best parameter set for the tuning sets `keys` (module docstring's objective)."""
+        best = None
+        for temperature, none_similarity, model_weight in itertools.product(
+                (0.03, 0.05, 0.065, 0.08, 0.1, 0.12, 0.15), (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), (1.0, 2.0, 4.0, 8.0, 16.0)):
+            tabs = {key: table(key[0], *sets[key], temperature, none_similarity, model_weight) for key in keys}
+            for mc in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+                for mm in (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7):
+                    stats = {}
+                    for key, (arg, conf, margin, y) in tabs.items():
+                        _, none_index, label_of_class = readers[key[0]]
+                        ok = (arg != none_index) & (conf >= mc) & (margin >= mm)
+                        stats[key] = reading_stats(np.where(ok, label_of_class[arg], -1), y)
+                    good = all(s["accuracy_accepted"] >= max(accuracy[k], floor[deck] - FAMILY_TOLERANCE
+                                                             if kind == "heldout" else 0)
+                               and s["none_accepted"] <= 0.005 for (deck, kind, k), s in stats.items())
+                    cost = sum(s["rejected"] * (1.0 if k == 1 else 0.5) for (_, _, k), s in stats.items())
+                    key = (good, -cost if good else min(s["accuracy_accepted"] for s in stats.values()))
+                    if best is None or key > best[0]:
+                        best = (key, CalibrationParams(temperature=temperature, none_similarity=none_similarity,
+                                                       model_weight=model_weight, min_confidence=mc, min_margin=mm),
+                                stats)
+        (met, _), params, stats = best
+        return {"params": params.__dict__, "target_met": met,
+                "tuning_stats": {f"{deck} {kind}, {k} sample(s)": s for (deck, kind, k), s in stats.items()}}
+
+    if per_deck:
+        return {"decks": decks, "per_deck": {deck: search([key for key in sets if key[0] == deck]) for deck in decks}}
+    return {"decks": decks, **search(list(sets))}
 
 
 def _print_report(r: dict) -> None:
@@ -317,6 +325,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="grid-search the scoring parameters instead, on tuning printings of these decks "
                              "(default: --deck); one set of parameters serves every deck. Prints JSON; --style, "
                              "--params and --json do not apply")
+    parser.add_argument("--per-deck", action="store_true",
+                        help="with --tune: one parameter set for each deck named (vision.adapt.DECK_PARAMS), "
+                             "not one for them all")
     parser.add_argument("--tune-accuracy", nargs=2, type=float, metavar=("ONE", "THREE"),
                         help="with --tune: accuracy among accepted the tuning printings must reach with 1 and with "
                              "3 samples (default: the targets, 0.99 and 0.995)")
@@ -336,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.tune is not None:
             targets = dict(zip((1, 3), args.tune_accuracy)) if args.tune_accuracy else None
             print(json.dumps(tune(args.tune or [args.deck], args.models_dir, args.seed, args.printings, args.test_per_label,
-                                  look_model=args.look_model, targets=targets), indent=2))
+                                  look_model=args.look_model, targets=targets, per_deck=args.per_deck), indent=2))
             return 0
         params = None
         if args.params:
