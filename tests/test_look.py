@@ -107,3 +107,36 @@ def test_missing_or_broken_look_model_is_refused_with_a_message(tmp_path):
     (tmp_path / "card-look.json").write_text(json.dumps({"input": {"width": 56}}))
     with pytest.raises(ModelError, match="not a usable look model sidecar"):
         LookModel.load(tmp_path)
+
+
+def test_weights_stored_in_half_precision_read_back_as_float32(tmp_path):
+    """vision.train_look.store_weights_half: half the file, the same outputs within float16's precision."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    from vision.train_look import store_weights_half
+
+    rng = np.random.default_rng(0)
+    w = rng.normal(0, 1, (64, 256)).astype(np.float32)
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 256])],
+                              [numpy_helper.from_array(w, "w")])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    x = rng.normal(0, 1, (1, 64)).astype(np.float32)
+    before, size = ort.InferenceSession(str(path)).run(None, {"x": x})[0], path.stat().st_size
+    store_weights_half(path)
+    after = ort.InferenceSession(str(path)).run(None, {"x": x})[0]
+    assert after.dtype == np.float32 and path.stat().st_size < 0.6 * size
+    np.testing.assert_allclose(after, before, rtol=0, atol=0.05)  # 64 products of float16-rounded weights
+
+
+def test_the_committed_look_model_keeps_its_weights_in_half_precision():
+    import onnx
+    from onnx import TensorProto
+
+    model = onnx.load("models/card-look.onnx")
+    halves = [t for t in model.graph.initializer if t.data_type == TensorProto.FLOAT16]
+    assert halves and all(any(n.op_type == "Cast" and n.input[0] == t.name for n in model.graph.node) for t in halves)
