@@ -1,8 +1,8 @@
 """How well a deck's classifier reads a deck it never saw, before and after calibration.
 
     python -m vision.foreign_eval --deck flip7            # the figures of models/calibration.md
-    python -m vision.foreign_eval --tune flip7 flip7-vengeance uno-flip --printings 6 --test-per-label 6 --per-deck
-                                                          # choose vision.adapt's scoring parameters
+    python -m vision.foreign_eval --tune flip7 flip7-vengeance uno-flip --printings 10 --test-per-label 6 \
+        --per-deck --tune-accuracy 0.996 0.998            # choose vision.adapt.DECK_PARAMS
 
 Cards are drawn by vision.render_foreign (printings unlike anything vision.render draws: other
 layouts, palettes, stroke fonts) and captured by the scene synthesiser (vision.synth.make_scene:
@@ -323,7 +323,8 @@ def main(argv: list[str] | None = None) -> int:
                              "the one beside the deck's model")
     parser.add_argument("--tune", nargs="*", metavar="DECK",
                         help="grid-search the scoring parameters instead, on tuning printings of these decks "
-                             "(default: --deck); one set of parameters serves every deck. Prints JSON; --style, "
+                             "(default: --deck); one set of parameters serves every deck (with --per-deck: one set "
+                             "for each). Prints JSON; --style, "
                              "--params and --json do not apply")
     parser.add_argument("--per-deck", action="store_true",
                         help="with --tune: one parameter set for each deck named (vision.adapt.DECK_PARAMS), "

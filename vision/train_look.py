@@ -8,23 +8,24 @@ showed. The deck classifiers' features were trained to name the training rendere
 read a foreign print poorly; this network is trained for the comparison itself. The data
 (vision.look_data) are printings of all three decks' training renderers and, two thirds of them
 (--generic-share), of the invented game of vision.render_generic (random layouts, palettes and
-symbols, some printed in suits of close colours: cards in general, not the training family), each recoloured as a whole, with two
-captures of each of 8 of its cards from independent scenes. The loss asks each
-capture to pick its partner out of the batch (a softmax over cosine similarities: NT-Xent), so
-the hard negatives are the other cards of the same printing: what is learnt is how cards of one
-printing differ, not what the training print looks like. A card's two captures are turned half
+symbols, some printed in suits of close colours: cards in general, not the training family),
+each recoloured as a whole, with two captures of each of 8 of its cards from independent
+scenes. The loss asks each capture to pick its partner out of the batch (a softmax over cosine
+similarities: NT-Xent), so the hard negatives are the other cards of the same printing: what is
+learnt is how cards of one printing differ, not what the training print looks like. A card's two captures are turned half
 round together or not at all, so "6" and a turned "9" stay different cards.
 
 The network is the classifiers' backbone (vision.train.build_model) without its pooling and
 classification layer: the last feature map (128 x 5 x 4), flattened, projected to 128 values
 and scaled to unit length (the ONNX output `embedding`). `--width` scales the backbone's
 channels (default 1.5: the committed network, 24-48-48-96-96-192; 1 was the one before, see
-models/calibration.md). One network serves every deck. Needs the `train` extra (PyTorch); the device reads the ONNX file
+models/calibration.md). The file stores its weights in half precision (store_weights_half). One
+network serves every deck. Needs the `train` extra (PyTorch); the device reads the ONNX file
 with onnxruntime. Data generation is cached under data/ (each kind apart; a larger set of the
 same seed is made by extending a smaller cache, its first printings being the same) and takes
 ~2.5 min per 1000 printings with two processes; training on the default 6000 printings (2000
-family + 4000 generic) for 15 epochs ~38 min on one thread while other jobs ran (width 1.5; ~11 min for width 1 on
-two threads).
+family + 4000 generic) for 15 epochs ~38 min on one thread while other jobs ran (width 1.5;
+~11 min for width 1 on two threads).
 """
 
 from __future__ import annotations
@@ -225,6 +226,7 @@ def train(args) -> int:
         "input": {"width": INPUT_W, "height": INPUT_H, "channel_order": "rgb", "resize": "area"},
         "normalize": {"mean": list(MEAN), "std": list(STD)},
         "embedding_dim": EMBEDDING_DIM,
+        "weights": "float16 in the file, cast to float32 where used (store_weights_half)",
         "backbone": {"width_multiplier": args.width, "channels": backbone_channels(args.width)},
         "training": {"seed": args.seed, "printings": args.printings, "epochs": args.epochs,
                      "batch_printings": args.batch_printings, "lr": args.lr, "temperature": TEMPERATURE,
@@ -258,13 +260,16 @@ def export_look(model, path: Path, crops_bgr) -> None:
     xb = torch.from_numpy(normalize(crops_bgr))
     with torch.no_grad():
         want = model(xb).numpy()
-    got = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(["embedding"], {"crop": xb.numpy()})[0]
-    err = float(np.abs(got - want).max())
+
+    def exported() -> np.ndarray:
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        return session.run(["embedding"], {"crop": xb.numpy()})[0]
+
+    err = float(np.abs(exported() - want).max())
     if err > 1e-4:
         raise RuntimeError(f"ONNX export differs from the trained model by {err}")
     store_weights_half(path)
-    got = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(["embedding"], {"crop": xb.numpy()})[0]
-    half_err = float(np.abs(got - want).max())
+    half_err = float(np.abs(exported() - want).max())
     if half_err > HALF_TOLERANCE:
         raise RuntimeError(f"the ONNX file with half-precision weights differs from the trained model by {half_err}")
     log.info("ONNX export checked: max |diff| %.2e over %d crops (%.2e with its weights stored in half precision)",
