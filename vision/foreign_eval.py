@@ -1,8 +1,8 @@
 """How well a deck's classifier reads a deck it never saw, before and after calibration.
 
     python -m vision.foreign_eval --deck flip7            # the figures of models/calibration.md
-    python -m vision.foreign_eval --tune flip7 flip7-vengeance uno-flip --printings 10 --test-per-label 6 \
-        --per-deck --tune-accuracy 0.996 0.998            # choose vision.adapt.DECK_PARAMS
+    python -m vision.foreign_eval --tune flip7 flip7-vengeance uno-flip --printings 10 --test-per-label 6 --per-deck --tune-accuracy 0.996 0.998
+                                                          # choose vision.adapt.DECK_PARAMS
 
 Cards are drawn by vision.render_foreign (printings unlike anything vision.render draws: other
 layouts, palettes, stroke fonts) and captured by the scene synthesiser (vision.synth.make_scene:
