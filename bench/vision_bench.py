@@ -275,6 +275,7 @@ def calibrated_reading(classifier, deck: str, crop, repeats: int) -> None:
     calibrated = CalibratedClassifier(classifier, profile, deck)
     print(f"calibrated reading per card (classifier + look network + {len(profile.embeddings)} profile samples): "
           f"{summary(timed(lambda: calibrated.classify(crop), repeats))}")
+    print(f"  of which the look network alone: {summary(timed(lambda: calibrated.look.embed([crop]), repeats))}")
     print(f"calibration compute, {len(shown)} photos: {seconds:.2f} s")
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from rules.cards import DECKS
+from rules.cards import DECKS, UNO_DARK_COLORS, UNO_LIGHT_COLORS
 from vision.dataset import INPUT_H, INPUT_W, jitter_quad, to_input
 from vision.geometry import CANON_H, CANON_W
 from vision.render import CardStyle, render_card
@@ -86,8 +86,8 @@ def colour_twins(rng: np.random.Generator, labels, n: int) -> np.ndarray:
     by_symbol: dict[str, list[int]] = {}
     for i, label in enumerate(labels):
         colour, _, symbol = label.partition("-")
-        if colour in ("red", "yellow", "green", "blue", "pink", "teal", "orange", "purple"):
-            dark = colour in ("pink", "teal", "orange", "purple")
+        if colour in UNO_LIGHT_COLORS + UNO_DARK_COLORS:   # (the wild cards have no colour)
+            dark = colour in UNO_DARK_COLORS
             by_symbol.setdefault(f"{dark}:{symbol}", []).append(i)
     symbols = list(by_symbol)
     picked: list[int] = []
