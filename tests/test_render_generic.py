@@ -94,3 +94,34 @@ def test_a_printing_of_suits_deals_symbols_in_several_suits_told_apart_by_colour
 def test_suited_labels_number_apart_from_plain_ones():
     assert label_index("7") == LABELS.index("7") and split_suit("7") == ("7", None)
     assert split_suit("+6@2") == ("+6", 2) and label_index("+6@2") == LABELS.index("+6") + 3 * len(LABELS)
+
+
+def test_zeros_are_slashed_or_dotted_in_some_printings_and_the_mark_is_inked():
+    from dataclasses import replace
+
+    from vision.render import FONT_DIR, ZERO_MARKS, _glyph_mask
+
+    marks = [GenericStyle.sample(np.random.default_rng(seed)).zero for seed in range(300)]
+    assert set(marks) == set(ZERO_MARKS) and 0.4 < marks.count("plain") / len(marks) < 0.7
+    font = str(FONT_DIR / FONTS["train"][0])
+    plain = _glyph_mask(font, "+10")
+    for zero in ("slashed", "dotted"):
+        marked = _glyph_mask(font, "+10", zero=zero)
+        assert marked.shape == plain.shape  # the mark lies inside the zero: the glyph's box is unchanged
+        assert marked.sum() > plain.sum() + 20  # ink added ...
+        assert np.abs(marked[:, : marked.shape[1] // 2] - plain[:, : plain.shape[1] // 2]).max() < 1e-6  # ... in the 0 only
+    # The same printing with its zeros marked: the 0 face changes, a face without a 0 does not.
+    style = replace(GenericStyle.sample(np.random.default_rng(3)), zero="plain")
+    for label, changes in (("0", True), ("+10", True), ("8", False)):
+        faces = [render_generic(label, np.random.default_rng(1), replace(style, zero=z)) for z in ("plain", "slashed")]
+        assert (np.abs(faces[0].astype(int) - faces[1]).mean() > 0.2) == changes
+
+
+def test_the_training_renderer_draws_zeros_as_the_font_has_them():
+    from vision.render import FONT_DIR, _fit_mask, _glyph_mask
+
+    font = str(FONT_DIR / FONTS["train"][0])
+    np.testing.assert_array_equal(_glyph_mask(font, "10"), _glyph_mask(font, "10", 0, 0.0, "plain"))
+    assert _fit_mask(font, "10", 60, 40).shape == _fit_mask(font, "10", 60, 40, zero="dotted").shape
+    with pytest.raises(ValueError, match="unknown zero mark"):
+        _glyph_mask(font, "0", zero="crossed")

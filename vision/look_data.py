@@ -13,8 +13,8 @@ and surfaces are used; vision.foreign_eval's printings and held-out surfaces sta
 
 Two kinds of printings (`kind`): "family", the training renderers' (above), and "generic", the
 invented game of vision.render_generic — random layouts, palettes and symbols, its 8 cards dealt
-with confusable ones among them (+4 / +6 / +8, 6 / 9, 1 / 7 / 11; a symbol in two or more suits
-of close colours): a network that has only seen
+with confusable ones among them (+4 / +6 / +8, 6 / 9, 1 / 7 / 11, 0 / 8 with the 0 slashed or
+dotted in some printings; a symbol in two or more suits of close colours): a network that has only seen
 the training family learns that family, not cards in general (models/calibration.md).
 """
 

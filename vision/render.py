@@ -118,15 +118,22 @@ def _font(path: str, size: int) -> ImageFont.FreeTypeFont:
     return ImageFont.truetype(path, size)
 
 
+ZERO_MARKS = ("plain", "slashed", "dotted")  # how a digit 0 is drawn: as the font has it, or marked
+
+
 @functools.lru_cache(maxsize=4096)
-def _glyph_mask(path: str, text: str, weight: int = 0, slant: float = 0.0) -> np.ndarray:
-    """Tight float mask (0..1) of `text` drawn large, optionally bolder/thinner and sheared;
-    resized per use. Weight and slant widen the set of letterforms beyond the bundled fonts."""
+def _glyph_mask(path: str, text: str, weight: int = 0, slant: float = 0.0, zero: str = "plain") -> np.ndarray:
+    """Tight float mask (0..1) of `text` drawn large, optionally bolder/thinner and sheared, its
+    zeros optionally slashed or dotted; resized per use. Weight, slant and zero marks widen the set
+    of letterforms beyond the bundled fonts."""
     font = _font(path, 160)
     l, t, r, b = font.getbbox(text)
     pad = 8 + abs(weight) + int(abs(slant) * (b - t))
     img = Image.new("L", (r - l + 2 * pad, b - t + 2 * pad), 0)
-    ImageDraw.Draw(img).text((pad - l, pad - t), text, font=font, fill=255)
+    draw = ImageDraw.Draw(img)
+    draw.text((pad - l, pad - t), text, font=font, fill=255)
+    if zero != "plain":
+        _mark_zeros(draw, font, text, pad - l, pad - t, zero)
     a = np.asarray(img, np.float32) / 255.0
     if weight:
         kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * abs(weight) + 1,) * 2)
@@ -139,9 +146,29 @@ def _glyph_mask(path: str, text: str, weight: int = 0, slant: float = 0.0) -> np
     return a[ys.min():ys.max() + 1, xs.min():xs.max() + 1].copy()
 
 
+def _mark_zeros(draw: ImageDraw.ImageDraw, font: ImageFont.FreeTypeFont, text: str, x: float, y: float,
+                zero: str) -> None:
+    """A slash or a dot inside every digit 0 of `text` drawn at (x, y): the marked zeros of many
+    typefaces, one stroke away from an 8."""
+    zl, zt, zr, zb = font.getbbox("0")
+    w, h = zr - zl, zb - zt
+    stroke = max(3, int(round(0.13 * w)))
+    for i, ch in enumerate(text):
+        if ch != "0":
+            continue
+        x0, y0 = x + font.getlength(text[:i]) + zl, y + zt
+        if zero == "slashed":
+            draw.line([(x0 + 0.3 * w, y0 + 0.82 * h), (x0 + 0.7 * w, y0 + 0.18 * h)], fill=255, width=stroke)
+        elif zero == "dotted":
+            rx, ry = 0.13 * w, 0.1 * h
+            draw.ellipse([x0 + 0.5 * w - rx, y0 + 0.5 * h - ry, x0 + 0.5 * w + rx, y0 + 0.5 * h + ry], fill=255)
+        else:
+            raise ValueError(f"unknown zero mark {zero!r} (one of {', '.join(ZERO_MARKS)})")
+
+
 def _fit_mask(path: str, text: str, max_w: int, max_h: int, squash: float = 1.0, weight: int = 0,
-              slant: float = 0.0) -> np.ndarray:
-    m = _glyph_mask(path, text, weight, round(slant, 2))
+              slant: float = 0.0, zero: str = "plain") -> np.ndarray:
+    m = _glyph_mask(path, text, weight, round(slant, 2), zero)
     h, w = m.shape
     scale = min(max_h / h, max_w / (w * squash))
     size = (max(1, int(w * scale * squash)), max(1, int(h * scale)))

@@ -21,7 +21,8 @@ simple shapes of its own). A printing (`GenericStyle.sample`) picks, once for al
   red / orange or pink / purple), each symbol printed in every suit, so a label is a symbol in a
   suit (`7@2`) and only its colour tells it from its twins; 6 and 9 are marked (a bar, a dot) so a
   turned card can be read, as real decks do;
-* a font from vision.render's *training* fonts only, a weight, a slant and a width.
+* a font from vision.render's *training* fonts only, a weight, a slant and a width; zeros as the
+  font draws them, or slashed or dotted (one stroke from an 8).
 
 Only the symbol (and what is derived from it: its word, its colour when colour is dealt per
 value) and the suit differ between the cards of a printing; each copy gets its own grain, ink spread and
@@ -46,7 +47,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from vision.render import CARD_H, CARD_W, FONT_DIR, FONTS, _corner_alpha, _fit_mask, _paint
+from vision.render import CARD_H, CARD_W, FONT_DIR, FONTS, ZERO_MARKS, _corner_alpha, _fit_mask, _paint
 from vision.render_uno import _arrow as uno_arrow
 
 NUMBERS = tuple(str(n) for n in range(14))
@@ -83,6 +84,9 @@ WORD_PLACES = ("none", "top", "bottom", "under")
 COLOUR_MODES = ("single", "per_label", "per_kind", "suits")
 SUIT = "@"  # a suited label: symbol@suit index
 MARKS = ("bar", "dot")
+# Zeros slashed or dotted in a share of printings (as many typefaces draw them): a 0 and an 8
+# then differ by one stroke, and the look network has to see that stroke.
+ZERO_MARK_SHARES = (0.55, 0.3, 0.15)  # plain, slashed, dotted
 
 RGB = tuple[int, int, int]
 
@@ -142,6 +146,7 @@ class GenericStyle:
     mark: str                  # how 6 and 9 are told apart
     grain: float
     wear: float
+    zero: str = "plain"        # digit 0 as the font draws it, slashed or dotted (vision.render.ZERO_MARKS)
 
     @classmethod
     def sample(cls, rng: np.random.Generator) -> "GenericStyle":
@@ -191,6 +196,8 @@ class GenericStyle:
             colour_mode=COLOUR_MODES[rng.integers(len(COLOUR_MODES))], suits=suits, hue0=float(rng.random()),
             palette_order=tuple(int(i) for i in rng.permutation(len(LABELS))),
             mark=MARKS[rng.integers(len(MARKS))], grain=float(rng.uniform(0.5, 5)), wear=float(rng.beta(1.2, 5.0)),
+            # drawn last, so the rest of a seed's printing stays as it was before zeros were marked
+            zero=ZERO_MARKS[int(rng.choice(len(ZERO_MARKS), p=ZERO_MARK_SHARES))],
         )
 
 
@@ -366,7 +373,7 @@ def _symbol_mask(label: str, style: GenericStyle, w: int, h: int, word_ok: bool 
         marked = label in ("6", "9")
         hh = int(h * 0.8) if marked and style.mark == "bar" else h
         ww = int(w * 0.82) if marked and style.mark == "dot" else w
-        m = _fit_mask(style.font, _text(label), ww, hh, style.squash, style.weight, round(style.slant, 2))
+        m = _fit_mask(style.font, _text(label), ww, hh, style.squash, style.weight, round(style.slant, 2), style.zero)
         if marked:
             mh, mw = m.shape
             if style.mark == "bar":

@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 
 LOOK_NAME = "card-look"
 LOOK_DATA_VERSION = 2      # bump when vision.look_data's family printings change, so stale caches are not reused
-GENERIC_DATA_VERSION = 3   # the same for its generic printings (vision.render_generic), cached apart
+GENERIC_DATA_VERSION = 4   # the same for its generic printings (vision.render_generic), cached apart
 EMBEDDING_DIM = 128
 TEMPERATURE = 0.1
 
