@@ -439,3 +439,15 @@ def test_tuning_per_deck_searches_a_set_for_each_deck_and_new_profiles_take_thei
         assert {key.split()[0] for key in found["tuning_stats"]} == {deck} and len(found["tuning_stats"]) == 4
     assert params_for("no-such-deck") == CalibrationParams()
     assert set(DECK_PARAMS) <= set(DECKS)  # a misspelt deck would read with the defaults, unnoticed
+
+
+def test_tuning_asks_the_margin_of_foreign_printings_and_the_targets_of_the_family():
+    from vision.foreign_eval import FAMILY_TOLERANCE, required_accuracy
+
+    margined = {1: 0.996, 3: 0.998}
+    assert required_accuracy("foreign", 1, margined, 1.0) == 0.996
+    assert required_accuracy("foreign", 3, margined, 0.9) == 0.998
+    # The family: the plain target, or half a point below what the model alone reads, the higher.
+    assert required_accuracy("heldout", 3, margined, 0.9977) == 0.995
+    assert required_accuracy("heldout", 1, margined, 1.0) == 1.0 - FAMILY_TOLERANCE
+    assert required_accuracy("heldout", 1, margined, 0.98) == 0.99
