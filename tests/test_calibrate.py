@@ -437,6 +437,8 @@ def test_tuning_per_deck_searches_a_set_for_each_deck_and_new_profiles_take_thei
     for deck, found in result["per_deck"].items():
         assert set(found["params"]) == set(CalibrationParams().__dict__)
         assert {key.split()[0] for key in found["tuning_stats"]} == {deck} and len(found["tuning_stats"]) == 4
+        # the family's sets also say how often a label left out of the profile is named as another
+        assert all(("unseen_named_wrongly" in stats) == (" heldout," in key) for key, stats in found["tuning_stats"].items())
     assert params_for("no-such-deck") == CalibrationParams()
     assert set(DECK_PARAMS) <= set(DECKS)  # a misspelt deck would read with the defaults, unnoticed
 
