@@ -396,11 +396,25 @@ def test_foreign_eval_reads_with_another_look_model_and_reports_nearest_sample_a
     assert all(len(report[f"model_agreement_{k}"]) == 1 and 0 <= report[f"model_agreement_{k}"][0] < 0.5
                for k in (1, 3))  # a foreign printing: the model hardly reads it
     assert report["1 sample"]["cards"] == len(LABELS)
+    assert all(isinstance(report[name]["confused"], list) for name in ("before", "1 sample", "3 samples"))
     shutil.copy("models/card-look.onnx", tmp_path / "other.onnx")
     assert foreign_eval(["--deck", DECK, "--look-model", str(tmp_path / "other.onnx")]) == 2
     assert "card-look.onnx" in capsys.readouterr().err
     assert foreign_eval(["--deck", DECK, "--look-model", str(tmp_path)]) == 2
     assert "look model" in capsys.readouterr().err
+
+
+def test_confusions_count_wrong_readings_of_accepted_cards_per_printing():
+    import numpy as np
+
+    from vision.foreign_eval import confusions
+
+    labels = ["0", "8", "11", "12"]
+    parts = [(np.array([1, 1, 0, -1, 2, 3]), np.array([0, 0, 0, 0, -1, 2]), 500),   # none crop 2, refused 3: no
+             (np.array([1, 3]), np.array([0, 2]), 501)]
+    assert confusions(parts, labels) == ["0 -> 8 (printing 500): 2", "11 -> 12 (printing 500): 1",
+                                         "0 -> 8 (printing 501): 1", "11 -> 12 (printing 501): 1"]  # ties: first seen
+    assert confusions(parts, labels, top=1) == ["0 -> 8 (printing 500): 2"]
 
 
 def test_foreign_eval_measures_other_scoring_parameters_and_refuses_unknown_ones(capsys):

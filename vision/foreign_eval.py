@@ -114,6 +114,20 @@ def reading_stats(pred, y) -> dict:
             "none_accepted": float((pred[~cards] >= 0).mean()) if (~cards).any() else 0.0}
 
 
+def confusions(parts, labels, top: int = 8) -> list[str]:
+    """The most frequent wrong readings among accepted cards, "TRUE -> READ (printing SEED): N",
+    from (predictions, truth, printing seed) per printing: which cards of which printing a reading
+    mixes up, the first thing to look at when the accuracy falls."""
+    from collections import Counter
+
+    counts = Counter()
+    for pred, y, printing in parts:
+        for p, t in zip(pred, y):
+            if t >= 0 and p >= 0 and p != t:
+                counts[(labels[t], labels[p], printing)] += 1
+    return [f"{t} -> {p} (printing {s}): {n}" for (t, p, s), n in counts.most_common(top)]
+
+
 def _predictions(classifier, probs, label_of_class):
     import numpy as np
 
@@ -166,7 +180,8 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
         log.info("%s printing %d/%d: %d test crops captured in %.0f s", deck, p + 1, printings, len(test.crops),
                  time.perf_counter() - t0)
         logits, embeddings = describe(base, look, test.crops)
-        conditions["before"].append((_predictions(base, base.probabilities_from_logits(logits), label_of_class), test.y))
+        conditions["before"].append((_predictions(base, base.probabilities_from_logits(logits), label_of_class), test.y,
+                                     seed + p))
         for k, name in ((1, "1 sample"), (3, "3 samples")):
             t = time.perf_counter()
             profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()}, params, look=look)
@@ -174,7 +189,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
             agreement[k].append(profile.model_agreement)
             calibrated = CalibratedClassifier(base, profile, deck, look=look)
             conditions[name].append((_predictions(calibrated, calibrated.scores_to_probabilities(logits, embeddings),
-                                                  label_of_class), test.y))
+                                                  label_of_class), test.y, seed + p))
             nearest[k].append(_nearest(calibrated, embeddings, test.y))
         # A label the profile has no sample of: never named as another label (the model alone may name it).
         rng = np.random.default_rng(seed + p)
@@ -185,18 +200,19 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
         rows = test.y == label_of_class[unseen]
         pred = _predictions(calibrated, calibrated.scores_to_probabilities(logits[rows], embeddings[rows]),
                             label_of_class)
-        conditions["unseen label"].append((pred, test.y[rows]))
+        conditions["unseen label"].append((pred, test.y[rows], seed + p))
     report = {"deck": deck, "style": style, "model": base.name, "look_model": look.name,
               "params": (params or params_for(deck)).__dict__,
               "look_sha256": look.identity, "printings": printings, "seed": seed, "test_per_label": test_per_label}
     for name, parts in conditions.items():
-        pred = np.concatenate([p for p, _ in parts])
-        y = np.concatenate([t for _, t in parts])
+        pred = np.concatenate([p for p, _, _ in parts])
+        y = np.concatenate([t for _, t, _ in parts])
         stats = reading_stats(pred, y)
         if name == "unseen label":
             named = pred >= 0
             stats = {"cards": stats["cards"], "named_wrongly": float((named & (pred != y)).mean()) if len(y) else 0.0,
                      "named_right": float((named & (pred == y)).mean()) if len(y) else 0.0}
+        stats["confused"] = confusions(parts, base.labels)
         report[name] = stats
     for k, parts in nearest.items():
         pred = np.concatenate([p for p, _ in parts])
@@ -333,6 +349,9 @@ def _print_report(r: dict) -> None:
         s = r[name]
         print(f"  {name:<12} {100 * s['accuracy_accepted']:>19.2f}% {100 * s['rejected']:>8.2f}% "
               f"{100 * s['none_accepted']:>13.2f}%")
+    for name in ("1 sample", "3 samples"):
+        if r[name]["confused"]:
+            print(f"  read wrongly with {name}: {', '.join(r[name]['confused'])}")
     print(f"  nearest sample, top-1 of card crops (no reject rule, no model vote): 1 sample "
           f"{100 * r['nearest_1']:.2f}%, 3 samples {100 * r['nearest_3']:.2f}%")
     print(f"  unseen label: of {r['unseen label']['cards']} crops {100 * r['unseen label']['named_wrongly']:.2f}% named "
