@@ -24,8 +24,8 @@ network serves every deck. Needs the `train` extra (PyTorch); the device reads t
 with onnxruntime. Data generation is cached under data/ (each kind apart; a larger set of the
 same seed is made by extending a smaller cache, its first printings being the same) and takes
 ~2.5 min per 1000 printings with two processes; training on the default 6000 printings (2000
-family + 4000 generic) for 15 epochs ~38 min on one thread while other jobs ran (width 1.5;
-~11 min for width 1 on two threads).
+family + 4000 generic) for 15 epochs ~31 min on two threads (width 1.5; 38 min on one thread
+while other jobs ran; ~11 min for width 1 on two threads).
 """
 
 from __future__ import annotations
