@@ -117,8 +117,21 @@ def test_zeros_are_slashed_or_dotted_in_some_printings_and_the_mark_is_inked():
         assert (np.abs(faces[0].astype(int) - faces[1]).mean() > 0.2) == changes
 
 
-def test_the_training_renderer_draws_zeros_as_the_font_has_them():
+def test_the_training_renderer_draws_zeros_as_the_font_has_them(monkeypatch):
+    import vision.render as render
     from vision.render import FONT_DIR, _fit_mask, _glyph_mask
+
+    # The deck renderers never mark a zero: the mark is the generic printings' alone.
+    def refuse(*args, **kwargs):
+        raise AssertionError("a training card's zero was marked")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(render, "_mark_zeros", refuse)
+        render._glyph_mask.cache_clear()
+        for deck, label in (("flip7", "0"), ("flip7", "10"), ("flip7", "+10"), ("flip7-vengeance", "10")):
+            for seed in range(3):
+                render.render_card(deck, label, np.random.default_rng(seed))
+    render._glyph_mask.cache_clear()
 
     font = str(FONT_DIR / FONTS["train"][0])
     np.testing.assert_array_equal(_glyph_mask(font, "10"), _glyph_mask(font, "10", 0, 0.0, "plain"))
