@@ -1,6 +1,7 @@
 """vision.evaluate's scoring of a deal video (the model tests are in tests/test_deck_models.py)."""
 
 import numpy as np
+import pytest
 
 
 def test_event_matching_counts_missed_doubled_and_wrong():
@@ -15,15 +16,19 @@ def test_event_matching_counts_missed_doubled_and_wrong():
                 Placement("5", 0.99, quad, 95)]                     # wrong; x2 missed
     r = match_events(truth, detected, fps=15)
     assert (r["missed"], r["doubled"], r["wrong"]) == (1, 1, 1)
+    assert r["doubled_examples"] == ["frame 60: 7"] and r["missed_examples"] == ["frame 130: x2"]
 
 
-def test_several_deal_videos_are_summed_with_each_ones_figures_kept(capsys):
-    """`--video-only --video-seeds A B`: the event figures of both videos and their sum."""
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_several_deal_videos_are_summed_with_each_ones_figures_kept(capsys, jobs):
+    """`--video-only --video-seeds A B [--jobs 2]`: the event figures of both videos and their
+    sum, the same whether the videos are read one after the other or side by side."""
     import json
 
     from vision.evaluate import main
 
-    assert main(["--deck", "flip7", "--video-only", "--placements", "3", "--video-seeds", "5", "6"]) == 0
+    assert main(["--deck", "flip7", "--video-only", "--placements", "3", "--video-seeds", "5", "6",
+                 "--jobs", str(jobs)]) == 0
     video = json.loads(capsys.readouterr().out)["video"]
     per = video["per_video"]
     assert sorted(per) == ["5", "6"]

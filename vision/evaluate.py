@@ -205,12 +205,14 @@ def match_events(truth: list, detected: list, fps: int) -> dict:
             stray.append(d)
     missed = [truth[k] for k in range(len(truth)) if k not in paired]
     wrong = [(truth[k], ds[0]) for k, ds in paired.items() if ds[0].label != truth[k].label]
-    doubled = sum(len(ds) - 1 for ds in paired.values()) + len(stray)
+    extra = sorted([d for ds in paired.values() for d in ds[1:]] + stray, key=lambda d: d.frame_index)
+    doubled = len(extra)
     delays = [ds[0].frame_index - truth[k].frame_index for k, ds in paired.items()]
     return {"placements": len(truth), "detected": len(detected), "missed": len(missed), "doubled": doubled,
             "wrong": len(wrong), "median_delay_frames": float(np.median(delays)) if delays else None,
             "missed_examples": [f"frame {e.frame_index}: {e.label}" for e in missed[:10]],
-            "wrong_examples": [f"frame {t.frame_index}: {t.label} read as {d.label}" for t, d in wrong[:10]]}
+            "wrong_examples": [f"frame {t.frame_index}: {t.label} read as {d.label}" for t, d in wrong[:10]],
+            "doubled_examples": [f"frame {d.frame_index}: {d.label}" for d in extra[:10]]}
 
 
 def deal_video(deck: str, seed: int, placements: int = 200, split: str = "heldout"):
@@ -254,13 +256,26 @@ def video_report(deck: str, models_dir: Path, seed: int, placements: int, split:
     return report
 
 
-def videos_report(deck: str, models_dir: Path, seeds: list[int], placements: int, split: str) -> dict:
-    """video_report for each seed; with several, the counts summed and each video's report kept."""
-    reports = []
-    for seed in seeds:
-        log.info("deal video: %d placements (%s split, seed %d)", placements, split, seed)
-        reports.append(video_report(deck, models_dir, seed, placements, split))
-        log.info("deal video seed %d: %s", seed, json.dumps(reports[-1]))
+def _one_video(job) -> dict:
+    deck, models_dir, seed, placements, split = job
+    log.info("deal video: %d placements (%s split, seed %d)", placements, split, seed)
+    report = video_report(deck, models_dir, seed, placements, split)
+    log.info("deal video seed %d: %s", seed, json.dumps(report))
+    return report
+
+
+def videos_report(deck: str, models_dir: Path, seeds: list[int], placements: int, split: str,
+                  jobs: int = 1) -> dict:
+    """video_report for each seed (`jobs` videos at a time, each in its own process); with
+    several, the counts summed and each video's report kept."""
+    work = [(deck, models_dir, seed, placements, split) for seed in seeds]
+    if jobs > 1 and len(seeds) > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("spawn").Pool(min(jobs, len(seeds)), initializer=_worker_setup) as pool:
+            reports = pool.map(_one_video, work, chunksize=1)
+    else:
+        reports = [_one_video(job) for job in work]
     if len(reports) == 1:
         return reports[0]
     total = {key: sum(r[key] for r in reports)
@@ -269,6 +284,17 @@ def videos_report(deck: str, models_dir: Path, seeds: list[int], placements: int
                                                     if r["median_delay_frames"] is not None]))
     total["per_video"] = {str(seed): r for seed, r in zip(seeds, reports)}
     return total
+
+
+def _worker_setup() -> None:
+    """A video worker process: logs as the parent does, one OpenCV thread (one core a video)."""
+    import cv2
+
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
+    cv2.setNumThreads(1)
+
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -292,6 +318,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--video-seeds", type=int, nargs="+", default=None, metavar="SEED",
                         help="deal videos to read (default: one, seed SEED+2); several give the event "
                              "figures over more placements, each video's own figures kept beside the sum")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="deal videos read at a time, each in its own process on its own core (default 1)")
     parser.add_argument("--video-only", action="store_true",
                         help="only the deal video(s), with the thresholds the sidecar holds; writes nothing")
     parser.add_argument("--scenes-only", action="store_true",
@@ -301,8 +329,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="only the placement detector's reading of the test crops (both ways up, and "
                              "with its second look), with the thresholds the sidecar holds; writes nothing")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-                        stream=sys.stderr)
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stderr)
     import cv2
 
     cv2.setNumThreads(1)
@@ -320,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     video_seeds = args.video_seeds or [args.seed + 2]
     if args.video_only:
-        video = videos_report(args.deck, models_dir, video_seeds, args.placements, args.split)
+        video = videos_report(args.deck, models_dir, video_seeds, args.placements, args.split, args.jobs)
         print(json.dumps({"video": video, "minutes": round((time.perf_counter() - t0) / 60, 1)}, indent=2))
         ok = video["missed"] == 0 and video["doubled"] == 0 and video["wrong"] == 0
         print("deal-video targets met" if ok else "deal-video targets NOT met", file=sys.stderr)
@@ -367,7 +394,8 @@ def main(argv: list[str] | None = None) -> int:
         metrics["seeds"]["scenes"] = args.seed + 3
         log.info("scenes: %s", json.dumps(metrics["scenes"]))
     if args.placements:
-        metrics["video"] = videos_report(args.deck, models_dir, video_seeds, args.placements, args.split)
+        metrics["video"] = videos_report(args.deck, models_dir, video_seeds, args.placements, args.split,
+                                         args.jobs)
         metrics["seeds"]["video"] = video_seeds[0] if len(video_seeds) == 1 else video_seeds
     metrics["command"] = "python -m vision.evaluate " + " ".join(argv if argv is not None else sys.argv[1:])
     metrics["minutes"] = round((time.perf_counter() - t0) / 60, 1)
