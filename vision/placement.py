@@ -8,45 +8,24 @@ A state machine, per frame:
   moves little per frame but a lot over several). Meanwhile, a new card that already lies
   unchanged for early_frames frames (default 1: the same in two frames in a row) with
   nothing moving over it, beside a hand still withdrawing, is located and, if the model names
-  it beyond doubt, reported at once (the table sees it as the hand leaves); the reference
-  picture takes it in;
+  it beyond doubt, reported at once (the table sees it as the hand leaves); the zone takes it in
+  when the picture is still (below: a new card found there is that card, reported already);
 - settled: the frame is compared with the last stable one (colour, 160x120); cards are
   located only around where it changed, with the change itself as a hint: first in a narrow
   margin around it, and in a wide one when that does not account for the change. If part of the
   change is neither a card found now nor the place of a known card, something else (a hand)
-  is still there: wait for it to go (for at most max_hand_wait frames). Each changed card is
-  classified, upright and turned half round, averaged (over confirm_frames still frames). A
-  card-shaped place that changed less than a new card changes its place is still a changed
-  card when it lies apart from the known cards and no longer shows what was there (a dark card
-  on a dark cloth), or when it reads beyond doubt as none of the known cards under it (+2 on
-  +8: same colours, same layout).
-- then each changed card is judged against the cards known to lie on the table:
-  * a known card that moved (nudged) or is seen again in its place (the card on it left):
-    its place is empty now or hidden by it, nearby, and it looks the same (label or picture;
-    for a card the model never named, the card it leaned to then, now named): no event. Only
-    a card that was in view can have been pushed (not one under the cards over it), and its
-    place counts as empty only where the change there is more than the rim of a card laid
-    over it or taken off it (or where the sliver bared up to a card that moved no longer shows
-    the card); of several cards it could be, the one whose outline it most nearly is.
-    A card moved lies over what it now overlaps. A card in view that left its place is also
-    looked for nearby by its own picture and colours (turned and shifted a little): found, it
-    was pushed and has not gone, even where the locator finds no outline of it (two cards alike
-    overlapping give one outline round both), and a reading there not of another label is that
-    card. A known card seen in its place where a card of another label lay over it shows that
-    card has gone;
-  * a change the model is not sure of in nearly the very place of a known card, not changed
-    all over, is that card seen again (partly under another, or uncovered): no prompt, and
-    it hides none of the cards that were over it;
-  * otherwise a new card: `Placement`, or `Unsure` when the classifier will not name it, not
-    even at a second look (vision.reading: outlines a little off the located one; a card named
-    there is judged as any named card). A card laid on top of another leaves the other
-    visible beneath (its place is not vacated), so it counts, even with the same label;
-  * a known card whose visible part now shows something else and that was not found
-    elsewhere was slid away: no event. One that a new card hides (too little left in view to
-    tell) stays known beneath it; one hidden in nearly the very place of a card over it that
-    reads the same is a second outline of that card and is dropped. A change of less than
-    half a card in which no card is found (a card pushed a little that the locator could not
-    outline) forgets nothing.
+  is still there: wait for it to go (for at most max_hand_wait frames). Each card found where
+  the picture changed is classified, upright and turned half round;
+- then the change is explained (vision.zone): the zone holds the table and every card known to
+  lie on it, bottom up, each with the picture it showed when it was laid. Each explanation —
+  which known cards stayed, went (slid away) or moved (pushed: to an outline found now, or to
+  where its own picture is found nearby), and which cards found now are new — is drawn and
+  compared with the picture; the best fit, after a small price per happening, is taken. A card
+  slid off another reveals the one beneath as it was laid; a pushed card or a twin laid a little
+  off its twin leaves a sliver of what lay under it: the drawing tells these from a new card
+  where rules about outlines cannot. A new card is a `Placement`, or `Unsure` when the
+  classifier will not name it, not even at a second look (vision.reading: outlines a little off
+  the located one).
 Where overlapping quads compete (a card and half its picture), the best reading wins.
 Nothing here knows any game: labels are opaque strings.
 """
@@ -60,9 +39,11 @@ import cv2
 import numpy as np
 
 from vision.classifier import NOT_SURE
-from vision.geometry import CARD_ASPECT, card_transform, intersection_area, quad_area, quad_aspect, quad_iou, warp_card
+from vision.geometry import CARD_ASPECT, intersection_area, quad_area, quad_aspect, quad_iou
 from vision.locate import locate_candidates
 from vision.reading import read_again, read_probabilities
+from vision.zone import Zone, ZoneCard, search
+
 
 
 @dataclass(frozen=True)
@@ -81,22 +62,6 @@ class Unsure:
 
 
 VisionEvent = Placement | Unsure
-
-
-@dataclass
-class _Known:
-    quad: np.ndarray
-    label: str | None
-    look: np.ndarray       # small grey crop cut at `quad` for "is it the same picture" checks: the
-                           # two change together (a look cut at another outline reads as another picture)
-    score: float           # how well its outline was seen (locator score): a worse view never replaces it
-    leaning: str | None = None   # unnamed (label None): the card the model leaned to
-
-    @property
-    def guess(self) -> str | None:
-        """Its label, or for a card the model never named, the card it leaned to."""
-        return self.label if self.label is not None else self.leaning
-
 
 @dataclass
 class _Pending:
@@ -117,15 +82,13 @@ CUT_CHANGE = 0.2    # a cut-off quad holding this share of change may be the car
 NARROW_MIN_SCORE = 0.8  # a changed card found less clearly in the narrow search may be a part of one
 log = logging.getLogger(__name__)
 
-
 class PlacementDetector:
     """feed(frame_bgr, frame_index) -> list of Placement / Unsure events."""
 
     def __init__(self, classifier, *, tiny_long_side: int = 160, mid_long_side: int = 160,
                  pixel_threshold: int = 18, change_pixels: int = 12, settle_frames: int = 3,
                  confirm_frames: int = 1, max_hand_wait: int = 30, new_fraction: float = 0.35,
-                 vacated_fraction: float = 0.35, min_card_frac: float = 0.01, max_card_frac: float = 0.5,
-                 early_frames: int = 1):
+                 min_card_frac: float = 0.01, max_card_frac: float = 0.5, early_frames: int = 1):
         self.classifier = classifier
         self.tiny_long_side = tiny_long_side
         self.mid_long_side = mid_long_side
@@ -134,8 +97,7 @@ class PlacementDetector:
         self.settle_frames = settle_frames          # still frames before a change is judged
         self.confirm_frames = confirm_frames        # still frames a new card is classified on
         self.max_hand_wait = max_hand_wait          # frames to wait for a still thing at the border
-        self.new_fraction = new_fraction            # share of a card's area that changed = new/moved
-        self.vacated_fraction = vacated_fraction    # share of a card's old place changed = it left
+        self.new_fraction = new_fraction            # share of a card's area that changed: a card landed there
         self.min_card_frac = min_card_frac
         self.max_card_frac = max_card_frac
         self.early_frames = early_frames            # a card still this long while a hand moves is read (0: never)
@@ -147,17 +109,24 @@ class PlacementDetector:
         self.step = "idle"
         self._ref_tiny = None
         self._ref_mid = None
+        self._ref_view = None
         self._prev_tiny = None
         self._still_tiny = None
         self._still = 0
         self._waited = 0
-        self._known: list[_Known] = []
+        self._zone = Zone()
         self._pending: list[_Pending] = []
         self._confirmed = 0
         self._mask = None
         self._recent: list[np.ndarray] = []     # the last tiny frames while disturbed
         self._early_tried = 0                   # settled pixels at the last early look
+        self._early_cards: list[Placement] = []  # cards reported early since the picture was last still
         self._mid_of = None                     # (frame, its shrunk colour copy): made once a frame
+
+    @property
+    def _known(self) -> list[ZoneCard]:
+        """The cards known to lie in the zone, bottom up."""
+        return self._zone.cards
 
     # ------------------------------------------------------------------ per frame
     def feed(self, frame_bgr: np.ndarray, frame_index: int) -> list[VisionEvent]:
@@ -205,13 +174,18 @@ class PlacementDetector:
         self.step = "confirm"
         return self._confirm(frame_bgr, tiny, frame_index)
 
+
     # ------------------------------------------------------------------ stages
     def _start(self, frame, tiny) -> None:
-        self._ref_tiny, self._ref_mid = tiny, self._mid(frame)
-        self._known = []
+        view = self._zone.view(frame)
+        self._ref_tiny, self._ref_mid, self._ref_view = tiny, self._mid(frame), view
+        self._zone.start(view)
         for c in locate_candidates(frame, min_area_frac=self.min_card_frac, max_area_frac=self.max_card_frac):
             prediction = self.classifier.decide(self._probabilities(frame, [c.quad])[0])
-            self._known.append(_Known(c.quad, prediction.label, _look(frame, c.quad), c.score, prediction.leaning))
+            if prediction.label is not None or prediction.reason == NOT_SURE:    # (not the table's pattern)
+                self._zone.add(view, c.quad, prediction.label, c.score, prediction.leaning)
+        # (What lies under the cards found is not known; the table shows there once they go.)
+        self._zone.forget_table_under_cards()
         log.debug("start: cards already on the table %s",
                   [(k.label, k.quad.mean(axis=0).round().tolist()) for k in self._known])
 
@@ -220,7 +194,7 @@ class PlacementDetector:
         mask = self._change_mask(mid)
         if cv2.countNonZero(mask) == 0:
             self.step = "settled"
-            self._accept(tiny, mid)          # a hand passed, or the light changed a little
+            self._accept(tiny, mid, self._zone.view(frame))     # a hand passed, or the light changed a little
             return []
         cands = self._locate_changed(frame, mask)
         if self._waited < self.max_hand_wait and self._something_else(mask, [q for q, _ in cands], frame.shape):
@@ -228,21 +202,13 @@ class PlacementDetector:
             self._still = self.settle_frames - 1
             return []
         self._mask = mask
+        # Read every card found where enough changed (a card in its place, unchanged, needs no
+        # reading: the explanation keeps it where it lies).
         self._pending = []
         for quad, score in cands:
             changed = self._mask_share(mask, quad, frame.shape)
-            match = self._best_known(quad)
-            probs = None
-            if changed < self.new_fraction and not self._landed_in_the_open(quad, changed, mid, frame.shape):
-                probs = self._relabelled(frame, quad, changed)
-                if probs is None:
-                    if match is not None and score >= match.score:
-                        # A known card, at most slightly moved: its look goes with its outline.
-                        match.quad, match.look, match.score = quad, _look(frame, quad), score
-                    continue
-            if probs is None:
-                probs = self._probabilities(frame, [quad])[0]
-            self._pending.append(_Pending(quad, score, changed, probs))
+            if changed >= READ_MIN_CHANGE:
+                self._pending.append(_Pending(quad, score, changed, self._probabilities(frame, [quad])[0]))
         self._confirmed = 1
         self.state = CONFIRMING
         if self.confirm_frames <= 1:
@@ -253,14 +219,20 @@ class PlacementDetector:
         """While a hand is still moving (leaving), a new card that has lain unchanged for
         early_frames frames and that nothing moves over is read now rather than once the whole
         picture is still: the table sees it on the screen as the hand withdraws. Only cards the
-        model names are reported here; the reference picture takes each one in, so the still
-        picture later finds nothing new there (a card moved after all is then a moved card)."""
+        model names are reported here. The zone takes the card in only when the picture is still
+        (no hand near it, its outline sure): there it is explained as any card is, and a new card
+        there is this one, reported already."""
         diffs = [cv2.absdiff(tiny, past) > self.pixel_threshold for past in self._recent[:-1]]
         moving = cv2.dilate(np.logical_or.reduce(diffs).astype(np.uint8), np.ones((3, 3), np.uint8))
         mid = self._mid(frame)
         mh, mw = mid.shape[:2]
         moving_mid = cv2.resize(moving, (mw, mh), interpolation=cv2.INTER_NEAREST) * 255
         mask = cv2.bitwise_and(self._change_mask(mid), cv2.bitwise_not(moving_mid))
+        # (The cards read already are no longer news.)
+        for card in self._early_cards:
+            poly = np.round(card.quad * np.array([mw / frame.shape[1], mh / frame.shape[0]], np.float32)).astype(np.int32)
+            cv2.fillConvexPoly(mask, poly, 0)
+            cv2.polylines(mask, [poly], True, 0, thickness=3)
         count = cv2.countNonZero(mask)
         card_px = self._card_px(mask, frame.shape)
         # Not enough still change for a card, or nothing new since the last look: no work.
@@ -273,8 +245,8 @@ class PlacementDetector:
         for quad, score in sorted(self._locate_changed(frame, mask, widen=False), key=lambda c: -c[1]):
             if self._mask_share(mask, quad, frame.shape) < 0.8 or self._mask_share(moving_mid, quad, frame.shape) > 0.02:
                 continue
-            if any(_overlap(quad, e.quad) >= 0.3 for e in events):
-                continue
+            if any(_overlap(quad, e.quad) >= 0.3 for e in events + self._early_cards):
+                continue                 # read already
             # Read early only what is beyond doubt: a clear card outline and a confident reading
             # (a card half under the one below, or seen through a shadow, waits for the still picture).
             if abs(quad_aspect(quad) / CARD_ASPECT - 1.0) > EARLY_ASPECT_TOLERANCE:
@@ -286,24 +258,8 @@ class PlacementDetector:
                 continue                 # that card moved, or its twin on it: the still picture judges it
             log.debug("frame %d: early read %s at %s", frame_index, prediction.label, quad.mean(axis=0).round())
             events.append(Placement(prediction.label, prediction.confidence, quad, frame_index))
-            self._known.append(_Known(quad, prediction.label, _look(frame, quad), score))
-            self._take_in(quad, frame.shape, tiny, mid)
+        self._early_cards += events
         return events
-
-    def _take_in(self, quad, shape, tiny, mid) -> None:
-        """The reference picture shows the card now (with a small rim for its shadow)."""
-        h, w = shape[:2]
-
-        def patched(ref, now):
-            rh, rw = ref.shape[:2]
-            region = np.zeros((rh, rw), np.uint8)
-            poly = np.round(quad * np.array([rw / w, rh / h], np.float32)).astype(np.int32)
-            cv2.fillConvexPoly(region, poly, 1)
-            cv2.polylines(region, [poly], True, 1, thickness=3)
-            out = ref.copy()             # the old reference may be a frame still in use elsewhere
-            out[region > 0] = now[region > 0]
-            return out
-        self._ref_tiny, self._ref_mid = patched(self._ref_tiny, tiny), patched(self._ref_mid, mid)
 
     def _confirm(self, frame, tiny, frame_index) -> list[VisionEvent]:
         if self._pending:
@@ -315,212 +271,135 @@ class PlacementDetector:
         return self._judge(frame, tiny, self._mid(frame), frame_index)
 
     def _judge(self, frame, tiny, mid, frame_index) -> list[VisionEvent]:
+        """Explain the change (vision.zone) and report the new cards."""
         mask = self._mask
-        events: list[VisionEvent] = []
+        zone = self._zone
+        view = zone.view(frame)
         readings = self._one_per_place()
-        # A change the model is not sure of in nearly the very place of a known card, not changed
-        # all over (a card landing changes nearly all of its place), is that card seen again
-        # (partly under another, or uncovered by one slid off it): no prompt, and it hides nothing.
-        again = {}
-        for n, (p, prediction) in enumerate(readings):
-            if prediction.reason == NOT_SURE and p.changed < SEEN_AGAIN_CHANGE:
-                ious = [quad_iou(p.quad, k.quad) for k in self._known]
-                best = int(np.argmax(ious)) if ious else -1
-                if best >= 0 and ious[best] >= SEEN_AGAIN_IOU and best not in again.values():
-                    again[n] = best
-        readings = [r for n, r in enumerate(readings) if n not in again]
-        # Any other reading the model is not sure of gets a second look (vision.reading) before
-        # anything is concluded from it: named now, it is judged as any named card is (moved,
-        # uncovered or new), and only a card named at neither look prompts the table.
-        readings = [(p, self._second_look(frame, p.quad, prediction, frame_index)) for p, prediction in readings]
-        # A known card has left its place when the part of it that was visible (not under a later
-        # card) and is not under a changed card now shows something else. A change read as "no
-        # card" hides nothing: it is often the very place the card left.
-        new_quads = [p.quad for p, prediction in readings
-                     if prediction.label is not None or prediction.reason == NOT_SURE]
-        # Nor is anything concluded under a card the model is not sure of (its outline may be
-        # wrong too): the cards there stay known.
-        unsure_quads = [p.quad for p, prediction in readings if prediction.reason == NOT_SURE]
-        under_unsure = [any(_overlap(k.quad, q) >= 0.2 for q in unsure_quads) for k in self._known]
-        # The part of its place in view is judged without the rim around the new cards (a card
-        # laid on another shades a band of it and blurs its own edge into it), unless too
-        # little is left then (a card nudged leaves only a sliver of its place bare).
-        # But a sliver that changed right up to the new card and no longer shows the card's
-        # picture (a nudge moves a card less than that rim) was left too.
-        rims = [_grown(q, RIM) for q in new_quads]
-        vacated, shares = [], []
+        # A new card is a card found now that the model names or is not sure of; one it reads as
+        # no card only where nearly all of its place changed (a card-shaped thing laid there).
+        candidates = [(p, prediction) for p, prediction in readings
+                      if prediction.label is not None or prediction.reason == NOT_SURE
+                      or p.changed >= UNNAMED_NEW_CHANGE]
+        h, w = frame.shape[:2]
+        changed = cv2.resize(mask, (view.shape[1], view.shape[0]), interpolation=cv2.INTER_NEAREST) > 0
+        # The known cards in play: those whose place changed, or that a card found now overlaps.
+        touched = [i for i, k in enumerate(self._known)
+                   if self._mask_share(mask, k.quad, frame.shape) >= TOUCHED_CHANGE
+                   or any(_overlap(k.quad, p.quad) > 0.05 for p, _ in readings)]
+        # Only a card nothing lies on can have been pushed (a hand moves the uppermost card).
+        poses = {i: self._poses(frame, view, i, readings, mask) for i in touched
+                 if self._shown(i, frame.shape) >= PUSHABLE_SHOWN}
+        # Each card found, drawn as new, at its true outline: where the printing of its label,
+        # seen before, fits it best; else its outline moved out to where the card really ends
+        # (against the picture before the change).
+        outlines = []
+        for p, prediction in candidates:
+            printed = zone.printed.get(prediction.label)
+            fitted = None if printed is None else zone.fit_printed(view, printed, p.quad)
+            if fitted is None:
+                fitted = zone.outline(view, self._ref_view, p.quad)
+            outlines.append(fitted)
+        explanation = zone.explain(view, changed, touched, poses,
+                                   [(q, "named" if prediction.label is not None else prediction.reason)
+                                    for q, (p, prediction) in zip(outlines, candidates)])
+        log.debug("frame %d: known %s; found %s; explained: gone %s, moved %s, new %s (misfit %.2f)", frame_index,
+                  [(k.guess, k.quad.mean(axis=0).round().tolist()) for k in self._known],
+                  [(prediction.label or prediction.reason, round(prediction.confidence, 2),
+                    p.quad.mean(axis=0).round().tolist(), round(p.changed, 2)) for p, prediction in candidates],
+                  [self._known[i].guess for i in explanation.gone],
+                  {self._known[i].guess: q.mean(axis=0).round().tolist() for i, q in explanation.moved.items()},
+                  [candidates[c][1].label or candidates[c][1].reason for c in explanation.new], explanation.misfit)
+        for i, quad in explanation.moved.items():
+            self._known[i].moved_to(quad)
+        # A card the model was never sure of (the table was asked to show it again) that it now
+        # names where the card lies is counted now: shown again, or seen whole at last.
+        events: list[VisionEvent] = []
         for i, k in enumerate(self._known):
-            # (The cards over it with their rims too: one taken off it changes a band round
-            # its outline, on the sliver of this one that showed.)
-            above = [_grown(a.quad, RIM) for a in self._known[i + 1:]]
-            share = self._mask_share(mask, k.quad, frame.shape, minus=rims + above)
-            if share < self.vacated_fraction:
-                bare = self._mask_share(mask, k.quad, frame.shape, minus=new_quads + above)
-                if share < 0 or (bare >= self.vacated_fraction
-                                 and _look_kept(frame, k, new_quads + above, SLIVER_VIEW) is False):
-                    share = bare
-            shares.append(share)
-            vacated.append(share >= self.vacated_fraction)
-        # A place changed under a card the model is not sure of proves nothing about the cards
-        # there (only a card read again elsewhere, by label or look, shows one of them moved).
-        left = [v and not u for v, u in zip(vacated, under_unsure)]
-        # Only a card that was in view (not under the cards over it) can have been pushed (one
-        # uncovered by a card taken off it is seen again, not moved: see _revealed).
-        exposed = [_shown(k, [above.quad for above in self._known[i + 1:]], frame.shape) >= MIN_VIEW
-                   for i, k in enumerate(self._known)]
-        used, on_top, seen = set(again.values()), [], []
-        # A card in view whose place it left may have been pushed a little to where the locator
-        # finds no outline of it (two cards alike overlapping give one outline round both): it
-        # is looked for near its old place by its own picture. Found, it has not left: a reading
-        # there not of another label is that card, and it lies over what it now overlaps. (Not
-        # one whose very place now reads beyond doubt as no card: it was taken away.)
-        empty = [p.quad for p, prediction in readings if prediction.label is None
-                 and prediction.reason != NOT_SURE and prediction.confidence >= EMPTY_CONFIDENCE]
-        pushed = {}
-        stayed = [k.quad for k, gone_from in zip(self._known, left) if not gone_from]
-        for i in range(len(left)):
-            if (left[i] and exposed[i] and i not in used
-                    and not any(quad_iou(q, self._known[i].quad) >= EMPTY_IOU for q in empty)):
-                quad = self._pushed(frame, mid, i, stayed + list(pushed.values()))
-                if quad is not None:
-                    pushed[i] = quad
-                    left[i] = False
-        for p, prediction in readings:
-            look = _look(frame, p.quad)
-            # (Named as it, or not named but not "no card" beyond doubt either.)
-            its = (prediction.label is not None or prediction.reason == NOT_SURE
-                   or prediction.confidence < EMPTY_CONFIDENCE)
-            mine = [i for i, quad in pushed.items() if i not in used and quad_iou(p.quad, quad) >= PUSHED_READ_IOU
-                    and prediction.label in (None, self._known[i].guess) and its]
-            if mine:
-                k = self._known[mine[0]]
-                used.add(mine[0])
-                on_top.append(mine[0])
-                if prediction.label is not None:
-                    k.label, k.leaning = prediction.label, None
-                # The outline read, where it is nearly the place found (not one round it and its twin).
-                quad = p.quad if quad_iou(p.quad, pushed[mine[0]]) >= PUSHED_OUTLINE_IOU else pushed[mine[0]]
-                k.quad, k.look = quad, _look(frame, quad)
-                log.debug("frame %d: changed card %s (%s %.2f) is the %s pushed", frame_index,
-                          p.quad.mean(axis=0).round(), prediction.label, prediction.confidence, k.guess)
-                continue
-            # A change read as "no card" is not a card that moved: often it is the place one left.
-            no_card = prediction.label is None and prediction.reason != NOT_SURE
-            moved = None if no_card else self._moved_from(p.quad, prediction.label, look, vacated, exposed,
-                                                          used | pushed.keys())
-            # Seen again in its place; not uncovered by the very card that may be this one, moved.
-            revealed = self._revealed(frame, p.quad, prediction.label, p.changed,
-                                      [v and i != moved for i, v in enumerate(left)], used)
-            # Both a card moved and one seen again in its place (twins, one over the other): the
-            # one whose outline it is more nearly.
-            if moved is not None and revealed is not None:
-                if quad_iou(p.quad, self._known[moved].quad) > quad_iou(p.quad, self._known[revealed].quad):
-                    revealed = None
-            log.debug("frame %d: changed card %s (changed %.2f, edge score %.2f): %s %.2f %s, moved from %s",
-                      frame_index, p.quad.mean(axis=0).round(), p.changed, p.score, prediction.label,
-                      prediction.confidence, prediction.reason or "", moved if revealed is None else revealed)
-            if revealed is not None:
-                used.add(revealed)
-                seen.append((revealed, p.quad))
-                k = self._known[revealed]
-                # Dragged (its old outline no longer shows it): its outline is where it lies now;
-                # otherwise keep its outline as first seen.
-                if quad_iou(p.quad, k.quad) < 0.7 or not _same_look(_look(frame, k.quad), k.look):
-                    k.quad, k.look, k.score = p.quad, look, p.score
-                if k.label is None:
-                    k.label, k.leaning = prediction.label, None
-                continue
-            if moved is not None:
-                used.add(moved)
-                if not vacated[moved]:       # in its place (one moved lies over what it reaches)
-                    seen.append((moved, p.quad))
-                k = self._known[moved]
-                if vacated[moved] or p.score >= k.score:   # in place, only a better view replaces it
-                    k.quad, k.look, k.score = p.quad, look, p.score
-                if prediction.label is not None:
-                    k.label, k.leaning = prediction.label, None
-                if vacated[moved]:
-                    on_top.append(moved)     # seen whole where it lies now: over what it lies on
-                continue
-            if not no_card and p.changed < 0.7 and self._under_a_card_that_left(p.quad, left):
-                # Uncovered, not dealt: part of it was in view all along (a card landing changes
-                # nearly all of its place), and a card that lay over it has gone.
-                self._known.append(_Known(p.quad, prediction.label, look, p.score, prediction.leaning))
-                continue
-            if prediction.label is not None:
-                events.append(Placement(prediction.label, prediction.confidence, p.quad, frame_index))
-            elif prediction.reason == NOT_SURE or (p.changed >= 0.5 and not self._where_a_card_was(p.quad)):
-                # A new card-shaped thing the model will not name: ask to see the card again.
-                events.append(Unsure(frame_index, prediction.reason or NOT_SURE, p.quad))
-            else:
-                continue                     # a change of card shape the model says is no card
-            self._known.append(_Known(p.quad, prediction.label, look, p.score, prediction.leaning))
-        for i, quad in pushed.items():
-            if i not in used:                # pushed where no reading was: its place is the one found
+            if k.label is None and i not in explanation.gone:
+                named = [prediction for p, prediction in readings
+                         if prediction.label is not None and quad_iou(p.quad, k.quad) >= NAMED_AGAIN_IOU]
+                if named:
+                    k.label, k.leaning = named[0].label, None
+                    zone.keep_printing(k)
+                    events.append(Placement(named[0].label, named[0].confidence, k.quad, frame_index))
+        # A card in play that stayed may yet have been pushed by a pixel or two (within what the
+        # drawing forgives): its outline follows its picture, so the two stay true to the view.
+        # (Only one nothing lies on now: the picture of a card half hidden fits anywhere.)
+        over_now = list(explanation.moved.values()) + [outlines[c] for c in explanation.new]
+        for i in touched:
+            if i in poses and i not in explanation.gone and i not in explanation.moved:
                 k = self._known[i]
-                k.quad, k.look = quad, _look(frame, quad)
-                used.add(i)
-                on_top.append(i)
-                log.debug("frame %d: the %s was pushed to %s", frame_index, k.guess, quad.mean(axis=0).round())
-        # Known cards whose place is empty now and that did not move elsewhere were slid away;
-        # so were those in plain view that no longer look like themselves (one that left while
-        # hidden under another card, or was never told apart from it, must not linger: a card
-        # later dealt to that place would be taken for it). But a card in view until now that a
-        # new card hides (too little of it left in view to tell) lies under that card, whatever
-        # the rim of the new card did to the sliver of its place left in view.
-        fresh = [k.quad for k in self._known[len(left):]]
-        covered = [exposed[i] and _shown(k, fresh + [a.quad for a in self._known[i + 1:len(left)]], frame.shape)
-                   < MIN_VIEW for i, k in enumerate(self._known[:len(left)])]
-        gone = [i < len(left) and left[i] and not covered[i] and i not in used for i in range(len(self._known))]
-        # A known card read where a card of another label lay over it shows that that card has
-        # gone (a dark card slid off a dark card changes too little of its place to tell).
-        for i, quad in seen:
-            for j in range(i + 1, len(left)):
-                k = self._known[j]
-                if j not in used and k.label != self._known[i].label and _overlap(quad, k.quad) >= UNCOVERED_OVERLAP:
-                    gone[j] = True
-        for i in range(min(len(vacated), len(self._known)) - 1, -1, -1):     # from the top down
-            k = self._known[i]
-            if i in used or gone[i] or under_unsure[i]:
+                above = [a.quad for j, a in enumerate(self._known[i + 1:], i + 1) if j not in explanation.gone]
+                if not any(intersection_area(k.quad, q) > 0 for q in above + over_now):
+                    k.moved_to(zone.fit(view, k, k.quad))
+        stayed = [k for i, k in enumerate(self._known) if i not in explanation.gone and i not in explanation.moved]
+        moved = [self._known[i] for i in sorted(explanation.moved)]
+        # A card moved is seen anew where it lies (on top: but for the cards moved or laid over
+        # it now): its picture is cut again at its outline, so the two stay true to each other
+        # however often it is pushed.
+        new_quads = [outlines[c] for c in explanation.new]
+        for n, k in enumerate(moved):
+            k.face, k.seen = zone.capture(view, k.quad, over=[a.quad for a in moved[n + 1:]] + new_quads)
+            k.forget_look()
+        zone.cards = stayed + moved
+        for c in explanation.new:
+            p, prediction = candidates[c]
+            early = [e for e in self._early_cards if _overlap(e.quad, outlines[c]) >= EARLY_SAME]
+            if early:                        # reported while the hand withdrew: the table has it
+                zone.add(view, outlines[c], early[0].label, p.score)
                 continue
-            over = [q.quad for j, q in enumerate(self._known[i + 1:], i + 1) if not gone[j]]
-            # Only where what shows of it changed now: a card cannot leave without changing its
-            # place. (Its look may differ all the same from when it was stored, say by a card
-            # that lay over it and left; the card is still there.)
-            if self._mask_share(mask, k.quad, frame.shape, minus=over) < LOOK_CHECK_CHANGE:
+            if explanation.hidden.get(c, 0.0) >= HIDDEN_ALL_ALONG:
+                # Uncovered, not dealt: it lay under cards that were there when the zone was first
+                # seen, and what showed of it did not change.
+                zone.add(view, outlines[c], prediction.label, p.score, prediction.leaning)
                 continue
-            # (Nor with the rims of the cards read now: an outline a little off, as on a card its
-            # edge is harder to see, leaves a band of the new card on what shows of this one.)
-            if not _looks_like_itself(frame, k, over + [_grown(p.quad, RIM) for p, _ in readings]):
-                gone[i] = True
-        # Less than half a card's worth of change with no card found in it is a card pushed a
-        # little that the locator could not outline (or a crumb, a shadow): it proves nothing,
-        # and forgetting the cards there would count the card again when it is next seen.
-        if not readings and cv2.countNonZero(mask) < 0.5 * self._card_px(mask, frame.shape):
-            gone = [False] * len(gone)
-        log.debug("frame %d: known %s gone %s", frame_index,
-                  [(k.label, k.quad.mean(axis=0).round().tolist(), f"{'covered ' if c else ''}{'vacated' if v else ''}",
-                    round(s, 2)) for k, c, v, s in zip(self._known, covered, vacated, shares)], gone)
-        self._known = self._without_doubles([k for i, k in enumerate(self._known) if not gone[i] and i not in on_top]
-                                            + [self._known[i] for i in on_top], frame.shape)
-        self._accept(tiny, mid)
+            if prediction.label is None:
+                # Not named: a second look (outlines a little off this one) before asking the table.
+                prediction = self._second_look(frame, p.quad, prediction, frame_index)
+            if prediction.label is not None:
+                events.append(Placement(prediction.label, prediction.confidence, outlines[c], frame_index))
+            else:
+                events.append(Unsure(frame_index, prediction.reason or NOT_SURE, outlines[c]))
+            zone.add(view, outlines[c], prediction.label, p.score, prediction.leaning)
+        zone.update_table(view)
+        self._accept(tiny, mid, view)
         return events
 
-    @staticmethod
-    def _without_doubles(known, shape) -> list[_Known]:
-        """Known cards less those hidden (nearly all under the cards over them) in nearly the
-        very place of a card over them that reads the same or was never named: a second outline
-        of that card (a part of it taken for a card, or the place it had before a misjudged
-        move), not a card of its own. Kept, it would never be seen to go, and a card of its
-        label laid there later would be taken for it."""
-        keep = []
-        for i, k in enumerate(known):
-            above = known[i + 1:]
-            double = any(quad_iou(k.quad, a.quad) >= DOUBLE_IOU and (k.label is None or k.label == a.label)
-                         for a in above)
-            if not (double and _shown(k, [a.quad for a in above], shape) < MIN_VIEW):
-                keep.append(k)
-        return keep
+    def _shown(self, i, shape) -> float:
+        """Share of known card i's place not under the known cards over it."""
+        h, w = shape[:2]
+        k = self._known[i]
+        box = np.zeros((h // 4, w // 4), np.uint8)
+        cv2.fillConvexPoly(box, np.round(k.quad / 4).astype(np.int32), 1)
+        whole = cv2.countNonZero(box)
+        for a in self._known[i + 1:]:
+            cv2.fillConvexPoly(box, np.round(a.quad / 4).astype(np.int32), 0)
+        return cv2.countNonZero(box) / whole if whole else 0.0
+
+    def _poses(self, frame, view, i, readings, mask) -> list[np.ndarray]:
+        """Where known card i may lie now if it was pushed: at an outline found nearby that is
+        not read as another card, or where its own picture is found nearby (the locator finds
+        no outline of a card pushed onto its twin: one outline round both)."""
+        k = self._known[i]
+        length = np.sqrt(quad_area(k.quad) * CARD_ASPECT)
+        centre = k.quad.mean(axis=0)
+        poses = []
+        for p, prediction in readings:
+            if prediction.label is not None and k.guess is not None and prediction.label != k.guess:
+                continue
+            if np.linalg.norm(p.quad.mean(axis=0) - centre) > PUSH_FAR * length or quad_iou(p.quad, k.quad) >= SAME_PLACE_IOU:
+                continue
+            pose = self._zone.fit_printed(view, k, p.quad)
+            poses.append(pose if pose is not None else self._zone.fit(view, k, self._zone.best_turn(view, k, p.quad)))
+        over = [a.quad for a in self._known[i + 1:]]
+        if self._mask_share(mask, k.quad, frame.shape, minus=over) >= PUSH_SEARCH_CHANGE:
+            found = _pushed_to(frame, k)
+            if found is not None:
+                found = self._zone.fit(view, k, found)
+                if not any(quad_iou(found, q) >= SAME_PLACE_IOU for q in poses):
+                    poses.append(found)
+        return poses
 
     # ------------------------------------------------------------------ helpers
     def _one_per_place(self):
@@ -548,9 +427,11 @@ class PlacementDetector:
                       again.label, again.confidence)
         return again
 
-    def _accept(self, tiny, mid) -> None:
-        self._ref_tiny, self._ref_mid = tiny, mid
-        self.state, self._pending, self._mask = IDLE, [], None
+    def _accept(self, tiny, mid, view) -> None:
+        """The picture is still and explained: it becomes the reference (small grey, shrunk colour,
+        and the zone's view of it: what the table showed before the next change)."""
+        self._ref_tiny, self._ref_mid, self._ref_view = tiny, mid, view
+        self.state, self._pending, self._mask, self._early_cards = IDLE, [], None, []
 
     def _tiny(self, frame) -> np.ndarray:
         if self.tiny_long_side == self.mid_long_side:    # the same shrink, once a frame
@@ -663,34 +544,6 @@ class PlacementDetector:
             return float(np.median([np.sqrt(quad_area(k.quad) * 1.4) for k in self._known]))
         return 0.45 * min(h, w)
 
-    def _pushed(self, frame, mid, i, taken) -> np.ndarray | None:
-        """Where known card i, which left its place, lies now if it was pushed a little: found by
-        its picture (_pushed_to), not in a place `taken` (where a card stayed, its twin, or one
-        found pushed), and of the colours it showed (the picture alone can match a shadow on the
-        cloth)."""
-        k = self._known[i]
-        quad = _pushed_to(frame, k)
-        if quad is None or any(quad_iou(quad, q) >= PUSHED_APART for q in taken):
-            return None
-        then = self._mean_colour(self._ref_mid, k.quad, frame.shape, [a.quad for a in self._known[i + 1:]])
-        if np.abs(then - self._mean_colour(mid, quad, frame.shape)).max() > PUSHED_COLOUR:
-            return None
-        return quad
-
-    @staticmethod
-    def _mean_colour(mid, quad, shape, hidden=()) -> np.ndarray:
-        """Mean BGR of a (shrunk colour) picture inside the quad (given in frame pixels), less
-        the `hidden` quads (the cards over it), unless they hide all of it."""
-        h, w = shape[:2]
-        mh, mw = mid.shape[:2]
-        scale = np.array([mw / w, mh / h], np.float32)
-        region = np.zeros((mh, mw), np.uint8)
-        cv2.fillConvexPoly(region, np.round(quad * scale).astype(np.int32), 255)
-        shown = region.copy()
-        for q in hidden:
-            cv2.fillConvexPoly(shown, np.round(q * scale).astype(np.int32), 0)
-        return np.array(cv2.mean(mid, shown if cv2.countNonZero(shown) else region)[:3])
-
     @staticmethod
     def _mask_share(mask, quad, shape, minus=()) -> float:
         """Share of the quad's area (less the `minus` quads) where the mask is set, or -1 when
@@ -708,105 +561,6 @@ class PlacementDetector:
             return -1.0
         return cv2.countNonZero(cv2.bitwise_and(region, mask)) / left
 
-    def _relabelled(self, frame, quad, changed) -> np.ndarray | None:
-        """A card laid on a known card that looks much like it (+2 on +8: the same colours, the
-        same layout) changes less of its place than a new card does; but it reads, beyond
-        doubt, as none of the known cards it lies on. Its probabilities then, else None."""
-        over = [k for k in self._known if _overlap(quad, k.quad) >= RELABEL_OVERLAP]
-        if changed < RELABEL_MIN_CHANGE or not over or any(k.label is None for k in over):
-            return None
-        probs = self._probabilities(frame, [quad])[0]
-        prediction = self.classifier.decide(probs)
-        if (prediction.label is None or prediction.confidence < EARLY_MIN_CONFIDENCE
-                or any(k.label == prediction.label for k in over)):
-            return None
-        return probs
-
-    def _landed_in_the_open(self, quad, changed, mid, shape) -> bool:
-        """A card laid apart from the known cards that differs little from the table in colour
-        (a dark card on a dark cloth) changes less of its place than the change threshold sees,
-        yet what its place shows is no longer what it showed (the cloth's pattern is gone)."""
-        if changed < OPEN_MIN_CHANGE or any(_overlap(quad, k.quad) >= OPEN_MAX_OVERLAP for k in self._known):
-            return False
-        h, w = shape[:2]
-        mh, mw = mid.shape[:2]
-        small = quad * np.array([mw / w, mh / h], np.float32)
-        then, now = (_look(img, small, PATCH_SIZE) for img in (self._ref_mid, mid))
-        return float((then * now).sum()) < OPEN_KEPT
-
-    def _under_a_card_that_left(self, quad, vacated) -> bool:
-        area = quad_area(quad)
-        return any(vacated[i] and intersection_area(quad, k.quad) >= 0.25 * area
-                   for i, k in enumerate(self._known[:len(vacated)]))
-
-    def _where_a_card_was(self, quad) -> bool:
-        """The quad is mostly the place of a known card (one that left leaves its outline in the
-        change; one slid off a little leaves much of it)."""
-        return any(_overlap(quad, k.quad) >= 0.5 for k in self._known)
-
-    def _best_known(self, quad) -> _Known | None:
-        best, best_iou = None, 0.5
-        for k in self._known:
-            iou = quad_iou(quad, k.quad)
-            if iou > best_iou:
-                best, best_iou = k, iou
-        return best
-
-    def _moved_from(self, quad, label, look, vacated, exposed, used) -> int | None:
-        """Index of the known card this one is, moved; None when it is a new card."""
-        size = np.sqrt(quad_area(quad))
-        centre = quad.mean(axis=0)
-        best, best_iou = None, -1.0
-        for i, k in enumerate(self._known):
-            if i in used or i >= len(vacated):
-                continue
-            near = np.linalg.norm(k.quad.mean(axis=0) - centre) <= 0.8 * size
-            # In its very place: the same card uncovered or relit, if it reads or looks the same
-            # (not its place alone: on a discard pile each card lands nearly exactly on the last).
-            covered = quad_iou(quad, k.quad) >= 0.9
-            if not near or not (vacated[i] and exposed[i] or covered):
-                continue
-            # Two readings decide; the look only where the model named one of them not (or, for a
-            # card it never named, the card it leaned to then, now named: its look was cut at an
-            # outline that may have been off, which is often why it was not named).
-            named = label is not None and k.label is not None
-            if (label == k.label) if named else (_same_look(look, k.look) or (label is not None and label == k.guess)):
-                iou = quad_iou(quad, k.quad)
-                if iou > best_iou:           # of several that fit, the one whose place it is most
-                    best, best_iou = i, iou
-        return best
-
-    def _revealed(self, frame, quad, label, changed, vacated, used) -> int | None:
-        """Index of the known card this one is, still in its place but seen better now: the same
-        label in mostly the same place, and either a card that lay on it has left (or is read
-        over with this label, the known card's own picture back in its own place), or only part
-        of it changed (a new card of the same label landing there would change nearly all of it).
-        A known card the model never named counts with the label it leaned to."""
-        if label is None:
-            return None
-        for i, k in enumerate(self._known):
-            if i in used or k.guess != label:
-                continue
-            iou = quad_iou(quad, k.quad)
-            if iou >= 0.7 and changed < 0.7:
-                return i
-            # A card that lay on it has left: the card seen now in its place is it, uncovered
-            # (its outline may differ from the part that showed before).
-            uncovered = any(vacated[j] and _overlap(self._known[j].quad, k.quad) >= 0.1
-                            for j in range(i + 1, len(vacated)))
-            if uncovered and _overlap(quad, k.quad) >= 0.5:
-                return i
-            # Read in the very place of a card of another label that lay on it (that card cannot
-            # be there: its place shows this label), with its own picture back in its own place.
-            replaced = any(self._known[j].label not in (None, label) and quad_iou(quad, self._known[j].quad) >= 0.7
-                           and _overlap(self._known[j].quad, k.quad) >= 0.1 for j in range(i + 1, len(vacated)))
-            if replaced and _overlap(quad, k.quad) >= 0.5 and _same_look(_look(frame, k.quad), k.look, REVEALED_LOOK):
-                return i
-            # Dragged a little by a card slid off it: still mostly the picture that was there.
-            if iou >= 0.3 and changed < 0.5:
-                return i
-        return None
-
 
 def _shrunk(frame, long_side: int) -> np.ndarray:
     h, w = frame.shape[:2]
@@ -820,176 +574,44 @@ def _overlap(a, b) -> float:
     return intersection_area(a, b) / smaller if smaller > 0 else 0.0
 
 
-LOOK_SIZE = (24, 34)
-# Share of a known card's place that must be in view for what shows there to tell anything.
-MIN_VIEW = 0.3
-# The band around a new card that its shadow and soft edge change: its quad grown this much.
-RIM = 1.25
-# A hidden known card whose outline overlaps one over it this much (IoU) may be a second outline of
-# it (a twin laid a little off it, or under an outline located between the two, overlaps less).
-DOUBLE_IOU = 0.8
-# A reading the model is not sure of, overlapping a known card this much (IoU) and changed less
-# than this share of its place, is that known card seen again.
-SEEN_AGAIN_IOU, SEEN_AGAIN_CHANGE = 0.8, 0.9
-# A card-shaped change apart from the known cards (overlapping each less than OPEN_MAX_OVERLAP),
-# with at least OPEN_MIN_CHANGE of its place changed, whose place correlates less than OPEN_KEPT
-# with what the reference picture showed there (a PATCH_SIZE grey patch), is a new card however
-# little its colour differs from the table's.
-OPEN_MIN_CHANGE, OPEN_MAX_OVERLAP, OPEN_KEPT, PATCH_SIZE = 0.15, 0.2, 0.5, (12, 17)
-# A card-shaped change with at least RELABEL_MIN_CHANGE of its place changed, over known cards
-# (each overlapping it at least RELABEL_OVERLAP) of none of which it has the label, is a new card.
-RELABEL_MIN_CHANGE, RELABEL_OVERLAP = 0.15, 0.2
-# A known card read again (by label) over this share of a card of another label that lay over
-# it: that card has gone.
-UNCOVERED_OVERLAP = 0.5
-# A known card whose picture correlates this much, in its own place, with how it was seen.
-REVEALED_LOOK = 0.9
-# A known card in view whose look correlates less than this with how it was first seen has gone.
-LOOK_KEPT = 0.5
-# A known card's look is checked only where at least this share of what shows of it changed.
-LOOK_CHECK_CHANGE = 0.05
-# Share of a known card's place that must be in view for its look to tell whether a sliver of
-# it bared by a card over it (a nudge) is still the card.
-SLIVER_VIEW = 0.15
-
+# A card found where less than this share of its place changed is not read: a known card in its
+# place (the explanation keeps it there).
+READ_MIN_CHANGE = 0.15
+# A card found that the model reads as no card is a new card only where this share of its place
+# changed (a card-shaped thing laid there: the table is asked to show it again).
+UNNAMED_NEW_CHANGE = 0.5
+# A new card on what the zone never saw (vision.zone.Explanation.hidden) that did not change
+# elsewhere, over at least this share of its place, lay there all along.
+HIDDEN_ALL_ALONG = 0.85
+# A new card overlapping a card read early this much (of the smaller) is that card.
+EARLY_SAME = 0.5
+# A card never named, read in nearly its very place (IoU), is named by that reading.
+NAMED_AGAIN_IOU = 0.7
+# A known card is in play when this share of its place changed (or a card found overlaps it).
+TOUCHED_CHANGE = 0.03
+# A known card may have been pushed to an outline found at most this far (centre to centre, in
+# card lengths) that is not its very place (IoU below SAME_PLACE_IOU).
+PUSH_FAR, SAME_PLACE_IOU = 0.8, 0.9
+# A card may have been pushed only if at least this share of it is not under the cards over it.
+PUSHABLE_SHOWN = 0.75
+# Its own picture is looked for nearby where at least this share of what showed of it changed.
+PUSH_SEARCH_CHANGE = 0.1
 
 # A pushed card is looked for shifted up to PUSH_REACH of its length and turned up to PUSH_TURN
-# degrees; found where its picture correlates at least PUSHED_LOOK with how it was seen, not in
-# the place of another card in view (IoU under PUSHED_APART: its twin), and by PUSHED_BETTER more
-# than in its old place. A reading with IoU PUSHED_READ_IOU with where it was found is that card.
-PUSH_REACH, PUSH_TURN, PUSHED_LOOK, PUSHED_APART, PUSHED_BETTER, PUSHED_READ_IOU = 0.3, 16.0, 0.65, 0.8, 0.1, 0.5
-# ...and its outline, where it is at least this near (IoU) the place found, is the card's.
-PUSHED_OUTLINE_IOU = 0.8
-# A card whose place reads as no card with this confidence, in nearly the very outline it had
-# (IoU), was taken away: it is not looked for as pushed.
-EMPTY_CONFIDENCE, EMPTY_IOU = 0.9, 0.7
-# A pushed card's mean colour where it was found differs from where it lay by at most this much
-# (grey levels, any channel).
-PUSHED_COLOUR = 30
-# The coarse search's step and blur, in card lengths.
-PUSH_STEP, PUSH_BLUR = 0.06, 0.045
+# degrees; found where its picture correlates at least PUSHED_LOOK with how it was seen, and by
+# PUSHED_BETTER more than in its old place.
+PUSH_REACH, PUSH_TURN, PUSHED_LOOK, PUSHED_BETTER = 0.3, 16.0, 0.65, 0.1
 
 
-def _pushed_to(frame, known: _Known) -> np.ndarray | None:
-    """Where a known card pushed a little lies now, found by its own picture (see PUSH_REACH),
-    or None. The look's sample points are moved as the card would be (turned about its centre,
-    shifted), all poses of a stage sampled in one remap: first coarsely, every third point of the
-    look on the picture and the look both blurred (a sharp picture matches only within a pixel or
-    two: a coarse grid would miss it), then finely round the best, sharp, every other point; the
-    pose found is judged on the whole look. Only the part of the frame the card can have reached
-    is looked at."""
-    w, h = LOOK_SIZE
-    xs, ys = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
-    inverse = np.linalg.inv(card_transform(known.quad, LOOK_SIZE))
-    points = cv2.perspectiveTransform(np.stack([xs, ys], axis=-1).reshape(-1, 1, 2), inverse).reshape(h, w, 2)
-    length = float(np.sqrt(quad_area(known.quad) * 1.4))
-    reach = PUSH_REACH * length
-    fh, fw = frame.shape[:2]
-    x0, y0 = (np.maximum(known.quad.min(axis=0) - reach - 0.2 * length, 0)).astype(int)
-    x1, y1 = (np.minimum(known.quad.max(axis=0) + reach + 0.2 * length, [fw, fh])).astype(int)
-    origin = np.array([x0, y0], np.float32)
-    grey = cv2.cvtColor(frame[y0:y1, x0:x1], cv2.COLOR_BGR2GRAY)
-    centre = known.quad.mean(axis=0) - origin
-    blur = PUSH_BLUR * length
-    # (The blurred picture needs no more than a quarter of the pixels.)
-    small = cv2.resize(grey, (max(1, grey.shape[1] // 4), max(1, grey.shape[0] // 4)), interpolation=cv2.INTER_AREA)
-    blurred = cv2.GaussianBlur(small, (0, 0), blur / 4)
-    soft = cv2.GaussianBlur(known.look, (0, 0), blur * h / length)
-
-    def best_of(image, target, rel, angles, shifts, scale=1.0):
-        a = np.deg2rad(np.asarray(angles, np.float32))
-        cos, sin = np.cos(a)[:, None] * scale, np.sin(a)[:, None] * scale
-        turned_x = cos * rel[None, :, 0] - sin * rel[None, :, 1]                        # (A, N)
-        turned_y = sin * rel[None, :, 0] + cos * rel[None, :, 1]
-        moved = (centre + np.asarray(shifts, np.float32)) * np.float32(scale)          # (S, 2)
-        map_x = (turned_x[:, None, :] + moved[None, :, 0, None]).reshape(-1, len(rel))  # (A * S, N)
-        map_y = (turned_y[:, None, :] + moved[None, :, 1, None]).reshape(-1, len(rel))
-        values = cv2.remap(image, map_x.astype(np.float32), map_y.astype(np.float32), cv2.INTER_LINEAR,
-                           borderMode=cv2.BORDER_REPLICATE).astype(np.float32)
-        # Normalised correlation with the zero-mean target, without centring every row.
-        target = target - target.mean()
-        n = values.shape[1]
-        sums = values.sum(axis=1)
-        spread = np.einsum("ij,ij->i", values, values) - sums * sums / n
-        corr = values @ target / (np.sqrt(np.maximum(spread, 1e-6)) * np.linalg.norm(target) + 1e-6)
-        best = int(np.argmax(corr))
-        return float(corr[best]), float(angles[best // len(shifts)]), np.asarray(shifts[best % len(shifts)], np.float32)
-
-    def grid(step, reach):
-        ticks = np.arange(-reach, reach + 1e-6, step)
-        return [(dx, dy) for dy in ticks for dx in ticks]
-
-    def relative(every):         # every `every`-th sample point of the look, about the card's centre
-        return points[::every, ::every].reshape(-1, 2) - origin - centre
-
-    look = known.look
-    step = PUSH_STEP * length
-    _, angle, shift = best_of(blurred, soft[::3, ::3].ravel(), relative(3),
-                              np.arange(-PUSH_TURN, PUSH_TURN + 1e-6, 8.0), grid(step, reach), scale=0.25)
-    _, angle, shift = best_of(grey, look[::2, ::2].ravel(), relative(2), angle + np.arange(-4.0, 4.1, 2.0),
-                              [tuple(shift + d) for d in grid(step / 4, step / 2)])
-    # Judged on the whole look, found and where it was.
-    corr, _, _ = best_of(grey, look.ravel(), relative(1), [angle], [tuple(shift)])
-    here, _, _ = best_of(grey, look.ravel(), relative(1), [0.0], [(0.0, 0.0)])
-    if corr < max(PUSHED_LOOK, here + PUSHED_BETTER):     # found, and better than where it was
+def _pushed_to(frame, known: ZoneCard) -> np.ndarray | None:
+    """Where a known card pushed a little lies now, found by its own picture (vision.zone.search,
+    shifted up to PUSH_REACH of its length and turned up to PUSH_TURN degrees), or None: found
+    where its picture correlates at least PUSHED_LOOK with its look, and by PUSHED_BETTER more
+    than in its old place."""
+    quad, corr, here = search(frame, known.look, known.quad, PUSH_REACH, PUSH_TURN)
+    if corr < max(PUSHED_LOOK, here + PUSHED_BETTER):
         return None
-    a = np.deg2rad(angle)
-    turn = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]], np.float32)
-    return ((known.quad - known.quad.mean(axis=0)) @ turn.T + known.quad.mean(axis=0) + shift).astype(np.float32)
-
-
-def _grown(quad, factor) -> np.ndarray:
-    """The quad scaled about its centre."""
-    c = quad.mean(axis=0)
-    return ((quad - c) * factor + c).astype(np.float32)
-
-
-def _looks_like_itself(frame, known: _Known, over) -> bool:
-    """The part of a known card not under the `over` quads still shows what it showed when it
-    was seen; too little in view to tell counts as yes."""
-    return _look_kept(frame, known, over, MIN_VIEW) is not False
-
-
-def _look_kept(frame, known: _Known, over, min_view: float) -> bool | None:
-    """Whether the part of a known card not under the `over` quads still shows what it showed
-    when it was seen (normalised correlation of the grey look over that part); None when less
-    than `min_view` of it is in view."""
-    visible = _visible(known, over, frame.shape)
-    if visible.mean() < min_view:
-        return None
-    now, then = _look(frame, known.quad)[visible], known.look[visible]
-    a, b = now - now.mean(), then - then.mean()
-    scale = float(np.linalg.norm(a) * np.linalg.norm(b))
-    return scale > 0 and float((a * b).sum()) / scale >= LOOK_KEPT
-
-
-def _visible(known: _Known, over, shape) -> np.ndarray:
-    """Which cells of the known card's look are not under the `over` quads."""
-    h, w = shape[:2]
-    hidden = np.zeros((h, w), np.uint8)
-    for q in over:
-        cv2.fillConvexPoly(hidden, np.round(q).astype(np.int32), 255)
-    matrix = card_transform(known.quad, LOOK_SIZE)
-    return cv2.warpPerspective(255 - hidden, matrix, LOOK_SIZE, flags=cv2.INTER_NEAREST) > 0
-
-
-def _shown(known: _Known, over, shape) -> float:
-    """Share of the known card's place not under the `over` quads."""
-    return float(_visible(known, over, shape).mean())
-
-
-def _look(frame, quad, size=LOOK_SIZE) -> np.ndarray:
-    """The card's picture as a small grey crop, centred and of unit length (so the sum of two
-    looks' product is their normalised correlation; a flat crop is all zeros)."""
-    crop = warp_card(frame, quad, size=size)
-    grey = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY).astype(np.float32)
-    grey -= grey.mean()
-    return grey / (np.linalg.norm(grey) + 1e-6)
-
-
-def _same_look(a, b, threshold: float = 0.8) -> bool:
-    """Same picture, upright or turned half round (normalised correlation)."""
-    return max(float((a * b).sum()), float((a * b[::-1, ::-1]).sum())) >= threshold
+    return quad
 
 
 def _at_edge(quad, region, size) -> bool:
@@ -1000,3 +622,4 @@ def _at_edge(quad, region, size) -> bool:
     (qx0, qy0), (qx1, qy1) = quad.min(axis=0), quad.max(axis=0)
     return bool((x0 > 0 and qx0 < x0 + EDGE_PX) or (y0 > 0 and qy0 < y0 + EDGE_PX)
                 or (x1 < w and qx1 > x1 - EDGE_PX) or (y1 < h and qy1 > y1 - EDGE_PX))
+
