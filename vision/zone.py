@@ -63,7 +63,7 @@ MAX_STEPS = 6               # happenings in one change at most (greedy search st
 class ZoneCard:
     quad: np.ndarray        # frame pixels, corners in the order of `face` (TL, TR, BR, BL of it)
     label: str | None       # None: the model never named it
-    face: np.ndarray        # FACE_SIZE colour picture (float32, view colours) as it was seen
+    face: np.ndarray        # FACE_SIZE colour picture (uint8, view colours) as it was seen
     seen: np.ndarray        # FACE_SIZE bool: the parts of it that were seen
     score: float = 0.0      # how clearly its outline was found (locator score)
     leaning: str | None = None   # unnamed: the card the model leaned to
@@ -82,7 +82,8 @@ class ZoneCard:
             # half a pixel of the large one): the look is sampled as face_matrix(quad, LOOK_SIZE)
             # maps the card.
             (fw, fh), (lw, lh) = FACE_SIZE, LOOK_SIZE
-            grey = cv2.GaussianBlur(cv2.cvtColor(self.face, cv2.COLOR_BGR2GRAY), (0, 0), 0.5 * fw / lw)
+            grey = cv2.GaussianBlur(cv2.cvtColor(self.face, cv2.COLOR_BGR2GRAY).astype(np.float32), (0, 0),
+                                    0.5 * fw / lw)
             shrink = np.array([[lw / fw, 0, 0], [0, lh / fh, 0]], np.float32)
             self._look = _unit(cv2.warpAffine(grey, shrink, LOOK_SIZE, flags=cv2.INTER_LINEAR,
                                               borderMode=cv2.BORDER_REPLICATE))
@@ -215,6 +216,10 @@ def _card_shaped(quad: np.ndarray) -> bool:
     return max(cosines) < 0.2
 
 
+# A difference of d grey levels (0-255) between view and drawing as a misfit (0-1).
+_MISFIT = np.clip((np.arange(256, dtype=np.float32) - NOISE) / (CAP - NOISE), 0.0, 1.0)
+
+
 def _unit(grey: np.ndarray) -> np.ndarray:
     grey = grey.astype(np.float32) - grey.mean()
     return grey / (np.linalg.norm(grey) + 1e-6)
@@ -256,11 +261,11 @@ class Zone:
 
     # ------------------------------------------------------------------ pictures
     def view(self, frame: np.ndarray) -> np.ndarray:
-        """The frame at view scale (float32 colours)."""
+        """The frame at view scale."""
         h, w = frame.shape[:2]
         self.scale = VIEW_LONG_SIDE / max(h, w)
         size = (max(1, round(w * self.scale)), max(1, round(h * self.scale)))
-        return cv2.resize(frame, size, interpolation=cv2.INTER_AREA).astype(np.float32)
+        return cv2.resize(frame, size, interpolation=cv2.INTER_AREA)
 
     def start(self, view: np.ndarray) -> None:
         """An empty zone over this picture of the table (cards found on it are added after)."""
@@ -340,7 +345,7 @@ class Zone:
                 if inside.mean() < 0.5:
                     break
                 x, y = np.round(p[inside, 0]).astype(int), np.round(p[inside, 1]).astype(int)
-                now, then = view[y, x], before[y, x]
+                now, then = view[y, x].astype(np.float32), before[y, x].astype(np.float32)
                 ratio = now / np.maximum(then, 8.0)
                 shade = (ratio.max(axis=1) <= 1 + SHADE_EVEN) & (ratio.min(axis=1) >= 1 - SHADE_DEPTH) \
                     & (ratio.max(axis=1) - ratio.min(axis=1) <= SHADE_EVEN)
@@ -363,8 +368,8 @@ class Zone:
         fits = []
         for q in (quad, half_turned(quad)):
             now, seen = self.capture(view, q)
-            grey_now = cv2.cvtColor(now, cv2.COLOR_BGR2GRAY)
-            grey_then = cv2.cvtColor(card.face, cv2.COLOR_BGR2GRAY)
+            grey_now = cv2.cvtColor(now, cv2.COLOR_BGR2GRAY).astype(np.float32)
+            grey_then = cv2.cvtColor(card.face, cv2.COLOR_BGR2GRAY).astype(np.float32)
             both = seen & card.seen
             if both.sum() < 8:
                 fits.append(-1.0)
@@ -605,9 +610,10 @@ class _Layers:
         colour evenly darkened (a card's shadow on what lies beneath it, which nothing draws)."""
         picture = cv2.blur(picture, (3, 3))
         low, high = cv2.erode(picture, self.kernel), cv2.dilate(picture, self.kernel)
-        d = np.maximum(np.maximum(self.view - high, low - self.view), 0).max(axis=2)
-        m = np.clip((d - NOISE) / (CAP - NOISE), 0.0, 1.0)
-        ratio = self.view[self.near] / np.maximum(picture[self.near], 8.0)
+        # (uint8 arithmetic saturates: each difference is 0 where the view is within the range.)
+        d = cv2.max(cv2.subtract(self.view, high), cv2.subtract(low, self.view)).max(axis=2)
+        m = _MISFIT[d]
+        ratio = self.view[self.near].astype(np.float32) / np.maximum(picture[self.near], 8).astype(np.float32)
         top, bottom = ratio.max(axis=1), ratio.min(axis=1)
         shade = (top <= 1.0 + SHADE_EVEN) & (bottom >= 1.0 - SHADE_DEPTH) & (top - bottom <= SHADE_EVEN)
         m[self.near] = np.where(shade, 0.0, m[self.near])
@@ -638,8 +644,8 @@ class _Layers:
         ys, xs = np.nonzero(where)
         if len(xs) < 50:
             return picture
-        now = self.view[ys, xs].sum(axis=1)
-        then = np.maximum(picture[ys, xs].sum(axis=1), 8.0)
+        now = self.view[ys, xs].sum(axis=1, dtype=np.float32)
+        then = np.maximum(picture[ys, xs].sum(axis=1, dtype=np.float32), 8.0)
         ratio = now / then
         h, w = where.shape
         basis = np.stack([np.ones_like(xs, np.float32), xs / w - 0.5, ys / h - 0.5], axis=1).astype(np.float32)
@@ -651,7 +657,8 @@ class _Layers:
             keep = np.abs(basis @ coef - ratio) < RELIGHT_OFF
         gy, gx = np.mgrid[0:h, 0:w].astype(np.float32)
         gain = coef[0] + coef[1] * (gx / w - 0.5) + coef[2] * (gy / h - 0.5)
-        return picture * np.clip(gain, 1 - RELIGHT_MAX, 1 + RELIGHT_MAX)[..., None]
+        relit = picture * np.clip(gain, 1 - RELIGHT_MAX, 1 + RELIGHT_MAX)[..., None]
+        return np.clip(relit, 0, 255).astype(np.uint8)
 
     def pose(self, i, k) -> np.ndarray:
         return self.pose_quads[i][k]
