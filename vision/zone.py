@@ -42,8 +42,9 @@ PRICE_NEW = {"named": 0.06, "not sure": 0.15, "no card": 0.6}
 PRICE_GONE, PRICE_MOVED = 0.02, 0.03
 DEBUG = False
 DEBUG_DUMP = []
-FIT_STEPS, FIT_REACH, FIT_AREA = 30, 0.12, 0.15   # picture alignment: iterations; how far a
-                            # corner may go (card lengths) and the area change allowed
+FIT_STEPS, FIT_FINE_STEPS, FIT_REACH, FIT_AREA = 30, 10, 0.12, 0.15   # picture alignment:
+                            # iterations at half size and at full size; how far a corner may go
+                            # (card lengths) and the area change allowed
 CLASH_IOU = 0.6             # a pose and a new card this alike (IoU) are one place
 RELIGHT_OFF, RELIGHT_MAX = 0.15, 0.4    # a moved card's light: pixels this far off the fitted
                             # gain are left out of the fit; the gain stays within this of 1
@@ -51,6 +52,8 @@ RELIT = True
 PRINTED_AREA, PRINTED_FIT, PRINTED_OVER = 0.12, 0.75, 0.6   # a card outlined by a printing: its
                             # size within this of the printed card's, the picture fitting at least
                             # this well (ECC), this much of it (or of the located outline) on that
+PRINTED_LEAST = (0.35, 0.6)  # a printing whose alignment at half size fits worse (shifted; then
+                            # affine) is not there (ECC at full size fits no better than at half)
 SEARCH_STEP, SEARCH_BLUR = 0.06, 0.045  # a picture search's coarse step and blur (card lengths)
 SEARCH_REACH, SEARCH_TURN = 0.3, 16.0   # a new card's printing is looked for this far off and turned
 PRINTED_WHOLE = 0.97        # a printing gives way to a card at least this large (of its area)
@@ -258,12 +261,14 @@ class Zone:
         self.table: np.ndarray | None = None         # view colours where no card lies
         self.table_seen: np.ndarray | None = None    # bool
         self.scale = 1.0                             # view pixels per frame pixel
+        self._alignments: dict = {}                  # this view's picture alignments (see _aligned)
 
     # ------------------------------------------------------------------ pictures
     def view(self, frame: np.ndarray) -> np.ndarray:
         """The frame at view scale."""
         h, w = frame.shape[:2]
         self.scale = VIEW_LONG_SIDE / max(h, w)
+        self._alignments = {}
         size = (max(1, round(w * self.scale)), max(1, round(h * self.scale)))
         return cv2.resize(frame, size, interpolation=cv2.INTER_AREA)
 
@@ -406,7 +411,7 @@ class Zone:
         size = quad_area(printed.quad)
 
         def fitted(start):
-            found = self._aligned(view, printed, start)
+            found = self._aligned(view, printed, start, PRINTED_LEAST)
             if found is None:
                 return None
             outline, fit = found
@@ -425,29 +430,54 @@ class Zone:
         fits = [f for f in (fitted(sized / self.scale), fitted(searched)) if f is not None]
         return max(fits, key=lambda f: f[1])[0] if fits else None
 
-    def _aligned(self, view: np.ndarray, card: ZoneCard, quad: np.ndarray):
+    def _aligned(self, view: np.ndarray, card: ZoneCard, quad: np.ndarray, least=(-1.0, -1.0)):
         """(outline, ECC correlation) of the card's picture aligned to the view from `quad`, or
-        None if the alignment did not converge (a flat picture, say)."""
+        None if the alignment did not converge (a flat picture, say) or, at half size, fitted
+        worse than `least` (where it lies; how): a picture that far off is not there, and most
+        of an alignment's cost would be spent on such. One judgement asks for the same alignment
+        more than once (a card pushed is both a pose of itself and the printing of a card found):
+        alignments are kept until the next view."""
+        key = (id(card.face), np.asarray(quad, np.float32).tobytes(), least)
+        if key not in self._alignments:
+            self._alignments[key] = (card.face, self._align(view, card.face, quad, least))
+        return self._alignments[key][1]
+
+    def _align(self, view, face, quad, least):
         length = np.sqrt(quad_area(quad) * CARD_ASPECT)
         h, w = view.shape[:2]
         margin = (FIT_REACH * length + 4) * self.scale
         (x0, y0), (x1, y1) = quad.min(axis=0) * self.scale - margin, quad.max(axis=0) * self.scale + margin
         x0, y0, x1, y1 = max(0, int(x0)), max(0, int(y0)), min(w, int(np.ceil(x1))), min(h, int(np.ceil(y1)))
-        if x1 - x0 < 8 or y1 - y0 < 8:
+        if x1 - x0 < 16 or y1 - y0 < 16:
             return None
         # The picture's points -> the searched box (an affine map: a card moved a little keeps
         # its perspective).
         shift = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], np.float32)
         matrix = (shift @ np.linalg.inv(face_matrix(quad * self.scale)))
         matrix = (matrix / matrix[2, 2])[:2].astype(np.float32)
-        template = cv2.cvtColor(card.face, cv2.COLOR_BGR2GRAY)
+        template = cv2.cvtColor(face, cv2.COLOR_BGR2GRAY)
         grey = cv2.cvtColor(view[y0:y1, x0:x1], cv2.COLOR_BGR2GRAY)
-        # First where it lies (a shift alone: far from the right place, a freer alignment may
-        # squash the picture onto what it half matches), then how (affine).
-        criteria = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, FIT_STEPS, 1e-4)
+        # Coarse to fine: at half size first where it lies (a shift alone: far from the right
+        # place, a freer alignment may squash the picture onto what it half matches), then how
+        # (affine); then a few steps at full size. (Halving by INTER_AREA puts pixel x' of the
+        # half picture at 2x' + 0.5 of the whole one.)
+        half_t = cv2.resize(template, (template.shape[1] // 2, template.shape[0] // 2), interpolation=cv2.INTER_AREA)
+        half_g = cv2.resize(grey, (grey.shape[1] // 2, grey.shape[0] // 2), interpolation=cv2.INTER_AREA)
+        half = matrix.copy()
+        half[:, 2] = (matrix[:, :2] @ np.array([0.5, 0.5], np.float32) + matrix[:, 2] - 0.5) / 2
+        # (At half size a coarser stop: the steps at full size make it exact.)
+        criteria = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, FIT_STEPS, 1e-3)
         try:
-            _, matrix = cv2.findTransformECC(template, grey, matrix, cv2.MOTION_TRANSLATION, criteria, None, 5)
-            fit, matrix = cv2.findTransformECC(template, grey, matrix, cv2.MOTION_AFFINE, criteria, None, 3)
+            there, half = cv2.findTransformECC(half_t, half_g, half, cv2.MOTION_TRANSLATION, criteria, None, 3)
+            if there < least[0]:
+                return None
+            how, half = cv2.findTransformECC(half_t, half_g, half, cv2.MOTION_AFFINE, criteria, None, 3)
+            if how < least[1]:
+                return None
+            matrix = half.copy()
+            matrix[:, 2] = 2 * half[:, 2] + 0.5 - half[:, :2] @ np.array([0.5, 0.5], np.float32)
+            fine = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, FIT_FINE_STEPS, 1e-4)
+            fit, matrix = cv2.findTransformECC(template, grey, matrix, cv2.MOTION_AFFINE, fine, None, 3)
         except cv2.error:
             return None
         fw, fh = FACE_SIZE
@@ -602,49 +632,70 @@ class _Layers:
         self.stack = np.stack(self.maps)
         self.seen = np.stack(self.seens)
 
-    def _misfit(self, picture, seen) -> np.ndarray:
-        """How badly the drawing misfits the view, pixel by pixel (0 fits, 1 a full miss).
+    def _misfit(self, picture, seen, rect=None) -> np.ndarray:
+        """How badly the drawing misfits the view, pixel by pixel (0 fits, 1 a full miss), within
+        `rect` (x0, y0, x1, y1) of the box (all of it if None).
         A pixel fits where the drawing shows its colour within SLACK_PX of it (an outline a
         pixel or two off, and a picture resampled twice, must not misfit along every edge of its
         print; a sliver wider than that does), and near an outline where it is the drawing's
         colour evenly darkened (a card's shadow on what lies beneath it, which nothing draws)."""
+        x0, y0, x1, y1 = rect or (0, 0, *self.size)
+        view, near = self.view[y0:y1, x0:x1], self.near[y0:y1, x0:x1]
         picture = cv2.blur(picture, (3, 3))
         low, high = cv2.erode(picture, self.kernel), cv2.dilate(picture, self.kernel)
         # (uint8 arithmetic saturates: each difference is 0 where the view is within the range.)
-        d = cv2.max(cv2.subtract(self.view, high), cv2.subtract(low, self.view)).max(axis=2)
-        m = _MISFIT[d]
-        ratio = self.view[self.near].astype(np.float32) / np.maximum(picture[self.near], 8).astype(np.float32)
-        top, bottom = ratio.max(axis=1), ratio.min(axis=1)
+        # (Channel by channel: numpy's reductions along a short last axis are slow.)
+        b, g, r = cv2.split(cv2.max(cv2.subtract(view, high), cv2.subtract(low, view)))
+        m = _MISFIT[cv2.max(cv2.max(b, g), r)]
+        ratio = view[near].astype(np.float32) / np.maximum(picture[near], 8).astype(np.float32)
+        top = np.maximum(np.maximum(ratio[:, 0], ratio[:, 1]), ratio[:, 2])
+        bottom = np.minimum(np.minimum(ratio[:, 0], ratio[:, 1]), ratio[:, 2])
         shade = (top <= 1.0 + SHADE_EVEN) & (bottom >= 1.0 - SHADE_DEPTH) & (top - bottom <= SHADE_EVEN)
-        m[self.near] = np.where(shade, 0.0, m[self.near])
+        m[near] = np.where(shade, 0.0, m[near])
         m[~seen] = UNKNOWN
-        return m * self.weight
+        return m * self.weight[y0:y1, x0:x1]
 
     def _layer(self, face, seen, quad, relit: bool = False) -> int:
+        """A picture drawn at quad: its misfit is computed only around where it covers (it is
+        drawn nowhere else), with the margin the blur and the slack need to see past its edge."""
         q = quad * self.zone.scale - self.origin
-        matrix = np.linalg.inv(face_matrix(q))
-        picture = cv2.warpPerspective(face, matrix, self.size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        seen_here = cv2.warpPerspective(seen.astype(np.uint8), matrix, self.size, flags=cv2.INTER_NEAREST,
-                                        borderMode=cv2.BORDER_CONSTANT, borderValue=0) > 0
+        poly = np.round(q).astype(np.int32)
         cover = np.zeros(self.size[::-1], np.uint8)
-        cv2.fillConvexPoly(cover, np.round(q).astype(np.int32), 1)
-        if relit and RELIT:
-            picture = self._relit(picture, (cover > 0) & seen_here & ~self.near)
-        self.maps.append(self._misfit(picture, seen_here))
-        self.seens.append(seen_here)
+        cv2.fillConvexPoly(cover, poly, 1)
+        bw, bh = self.size
+        px, py, pw, ph = cv2.boundingRect(poly)
+        margin = SLACK_PX + 2
+        rect = (max(0, px - margin), max(0, py - margin), min(bw, px + pw + margin), min(bh, py + ph + margin))
+        x0, y0, x1, y1 = rect
+        maps = np.zeros((bh, bw), np.float32)
+        seens = np.zeros((bh, bw), bool)
+        if x1 > x0 and y1 > y0:
+            matrix = np.linalg.inv(face_matrix(q - np.array([x0, y0], np.float32)))
+            size = (x1 - x0, y1 - y0)
+            picture = cv2.warpPerspective(face, matrix, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+            seen_here = cv2.warpPerspective(seen.astype(np.uint8), matrix, size, flags=cv2.INTER_NEAREST,
+                                            borderMode=cv2.BORDER_CONSTANT, borderValue=0) > 0
+            if relit and RELIT:
+                where = (cover[y0:y1, x0:x1] > 0) & seen_here & ~self.near[y0:y1, x0:x1]
+                picture = self._relit(picture, where, self.view[y0:y1, x0:x1])
+            maps[y0:y1, x0:x1] = self._misfit(picture, seen_here, rect)
+            seens[y0:y1, x0:x1] = seen_here
+        self.maps.append(maps)
+        self.seens.append(seens)
         self.covers.append(cover > 0)
         return len(self.maps) - 1
 
-    def _relit(self, picture, where) -> np.ndarray:
+    @staticmethod
+    def _relit(picture, where, view) -> np.ndarray:
         """The picture of a card moved, lit as the view is lit where it lies now: light falls
         unevenly on a table (a lamp to one side), so a card pushed into another part of it is
-        brighter or darker on one side than it was. A smooth gain (a plane over the box) is
-        fitted to the brightness of view over picture where the card lies, twice, the second
-        time without the pixels the first fit leaves far off (what the picture does not show)."""
+        brighter or darker on one side than it was. A smooth gain (a plane) is fitted to the
+        brightness of view over picture where the card lies, twice, the second time without the
+        pixels the first fit leaves far off (what the picture does not show)."""
         ys, xs = np.nonzero(where)
         if len(xs) < 50:
             return picture
-        now = self.view[ys, xs].sum(axis=1, dtype=np.float32)
+        now = view[ys, xs].sum(axis=1, dtype=np.float32)
         then = np.maximum(picture[ys, xs].sum(axis=1, dtype=np.float32), 8.0)
         ratio = now / then
         h, w = where.shape
