@@ -83,6 +83,7 @@ class Appliance:
                 elif self.source.camera.live:
                     self.t = time.monotonic()
                 elif self.source.drained():
+                    self._on_events(self.detector.finish(), self.t, -1)   # a card settled on the last frame
                     break
                 self._drain_buttons()
                 if self.table.request == "shutdown":
@@ -121,18 +122,22 @@ class Appliance:
             log.exception("placement detector failed on frame %d", frame.index)
             events = []
         self.stats.detect_seconds.append(time.perf_counter() - started)
+        self._on_events(events, frame.t, frame.index)
+        for press in self.buttons.due(frame.index):
+            self._press(press, frame.t)
+
+    def _on_events(self, events, t: float, index: int) -> None:
+        """The detector's events, delivered with frame `index` (-1: at the end of the stream)."""
         for event in events:
             label = getattr(event, "label", None)
             if label is not None:
                 self.stats.placements += 1
-                log.debug("frame %d: placement %s (%.2f)", frame.index, label, event.confidence)
-                self.table.on_card(label, frame.t)
+                log.debug("frame %d: placement %s (%.2f)", index, label, event.confidence)
+                self.table.on_card(label, t)
             else:
                 self.stats.unsure += 1
-                log.info("frame %d: card not sure (%s)", frame.index, event.reason)
-                self.table.on_unsure(frame.t)
-        for press in self.buttons.due(frame.index):
-            self._press(press, frame.t)
+                log.info("frame %d: card not sure (%s)", index, event.reason)
+                self.table.on_unsure(t)
 
     def _drain_buttons(self) -> None:
         while True:

@@ -94,6 +94,31 @@ def test_idle_frames_do_no_locating_or_classifying(monkeypatch):
     assert calls == []
 
 
+def test_a_placement_is_located_on_the_settled_frame_and_judged_on_the_next():
+    """A placement's work is shared by two frames (locate and read, then explain) so neither
+    holds up the camera long: the event comes with the frame after the settled one and carries
+    the settled frame's index; a stream that ends on the settled frame still owes it (finish)."""
+    clip = Clip(np.random.default_rng(11), "cloth")
+    clip.still(3)
+    clip.place("blue", card_quad((300, 240), 20, 180))
+    clip.still(10)
+    detector = PlacementDetector(ColourClassifier(clip.faces), early_frames=0)
+    steps, reported = [], []
+    for i, frame in enumerate(clip.frames):
+        reported += [(i, e) for e in detector.feed(frame, i)]
+        steps.append(detector.step)
+    (at, event), = reported
+    assert event.label == "blue" and event.frame_index == at - 1
+    assert (steps[at - 1], steps[at]) == ("locate", "judge")
+    assert detector.finish() == []
+
+    cut = PlacementDetector(ColourClassifier(clip.faces), early_frames=0)
+    assert run(cut, clip.frames[:at]) == []
+    owed = cut.finish()
+    assert [(e.label, e.frame_index) for e in owed] == [("blue", at - 1)]
+    assert cut.finish() == []
+
+
 def test_cards_already_on_the_table_at_start_are_not_events():
     clip = Clip(np.random.default_rng(4), "dark")
     clip.place("green", card_quad((250, 240), 15, 180))

@@ -246,6 +246,8 @@ def video_report(deck: str, models_dir: Path, seed: int, placements: int, split:
         if (i + 1) % 1000 == 0:
             log.info("deal video: frame %d / %d, %d placements so far (%.0f frames/s)", i + 1, n, len(detected),
                      (i + 1) / (time.perf_counter() - t0))
+    for event in detector.finish():
+        (detected if isinstance(event, Placement) else unsure).append(event)
     report = match_events(video.events, detected, video.fps)
     report["unsure"] = len(unsure)
     report["frames"] = n

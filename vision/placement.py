@@ -122,6 +122,7 @@ class PlacementDetector:
         self._early_tried = 0                   # settled pixels at the last early look
         self._early_cards: list[Placement] = []  # cards reported early since the picture was last still
         self._mid_of = None                     # (frame, its shrunk colour copy): made once a frame
+        self._owed = None                       # (frame, tiny, mid, index): a settled change to judge
 
     @property
     def _known(self) -> list[ZoneCard]:
@@ -133,8 +134,31 @@ class PlacementDetector:
         """Events this frame brings. `step` then says what the frame cost: "idle" (nothing
         changed), "watch" (waiting for stillness), "early" (something moves: a card lying still
         beside it may be read), "settled" (still again, and nothing left changed), "locate" (the
-        settled frame: locate where it changed, classify), "confirm" (classify again) or "start"
-        (the first frame)."""
+        settled frame: locate where it changed, classify), "confirm" (classify again), "judge"
+        (the frame after the settled one: its change explained, before this frame is looked at
+        as any other) or "start" (the first frame).
+
+        A placement's work is shared by two frames so that neither holds up the camera long:
+        the settled frame is located and read, and the next frame's call explains it (from the
+        settled frame's picture: the events are the same as if it were done at once, one frame
+        later; each carries the settled frame's index)."""
+        owed = self._owed is not None
+        judged = self.finish()
+        events = self._look(frame_bgr, frame_index)
+        if owed:
+            self.step = "judge"
+        return judged + events
+
+    def finish(self) -> list[VisionEvent]:
+        """The events still owed (call it when the stream ends: a change settled on its last
+        frame is judged only on the next)."""
+        if self._owed is None:
+            return []
+        owed, self._owed = self._owed, None
+        self.step = "judge"
+        return self._judge(*owed)
+
+    def _look(self, frame_bgr: np.ndarray, frame_index: int) -> list[VisionEvent]:
         self._mid_of = None                  # a camera may hand the same array back, refilled
         tiny = self._tiny(frame_bgr)
         if self._ref_tiny is None:
@@ -212,7 +236,7 @@ class PlacementDetector:
         self._confirmed = 1
         self.state = CONFIRMING
         if self.confirm_frames <= 1:
-            return self._judge(frame, tiny, mid, frame_index)
+            self._owe_judgement(frame, tiny, mid, frame_index)
         return []
 
     def _early(self, frame, tiny, frame_index) -> list[VisionEvent]:
@@ -266,9 +290,14 @@ class PlacementDetector:
             for p, probs in zip(self._pending, self._probabilities(frame, [p.quad for p in self._pending])):
                 p.probs = p.probs + probs
         self._confirmed += 1
-        if self._confirmed < self.confirm_frames:
-            return []
-        return self._judge(frame, tiny, self._mid(frame), frame_index)
+        if self._confirmed >= self.confirm_frames:
+            self._owe_judgement(frame, tiny, self._mid(frame), frame_index)
+        return []
+
+    def _owe_judgement(self, frame, tiny, mid, frame_index) -> None:
+        """The change is judged at the next call, from this frame (copied: a camera may refill
+        its array)."""
+        self._owed = (frame.copy(), tiny, mid, frame_index)
 
     def _judge(self, frame, tiny, mid, frame_index) -> list[VisionEvent]:
         """Explain the change (vision.zone) and report the new cards."""
@@ -447,7 +476,8 @@ class PlacementDetector:
         return int(np.count_nonzero(cv2.absdiff(a, b) > self.pixel_threshold))
 
     def _change_mask(self, mid) -> np.ndarray:
-        diff = cv2.absdiff(mid, self._ref_mid).max(axis=2)
+        b, g, r = cv2.split(cv2.absdiff(mid, self._ref_mid))     # (numpy's max over channels is slow)
+        diff = cv2.max(cv2.max(b, g), r)
         mask = (diff > self.pixel_threshold).astype(np.uint8) * 255
         mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
         mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
