@@ -25,7 +25,9 @@ A state machine, per frame:
   off its twin leaves a sliver of what lay under it: the drawing tells these from a new card
   where rules about outlines cannot. A new card is a `Placement`, or `Unsure` when the
   classifier will not name it, not even at a second look (vision.reading: outlines a little off
-  the located one).
+  the located one); a card asked about that the model names later where it lies is a
+  `Placement` then (it counts once). The explaining is done at the next frame's call, from the
+  settled frame's picture: a placement's work is shared by two frames (see `feed`).
 Where overlapping quads compete (a card and half its picture), the best reading wins.
 Nothing here knows any game: labels are opaque strings.
 """
