@@ -107,8 +107,8 @@ def test_card_shaped_matches_plain_formula():
     quads = _quads(rng, 2000)
     plain = _card_shaped_plain(quads)
     assert plain.any() and not plain.all()
-    assert np.array_equal(L._card_shaped(quads), plain)
-    assert [L._card_shaped(q) for q in quads[:50]] == plain[:50].tolist()
+    assert np.array_equal(L.card_shaped(quads), plain)
+    assert [L.card_shaped(q) for q in quads[:50]] == plain[:50].tolist()
 
 
 def _sample_plain(image, pts):

@@ -110,7 +110,7 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
             # (a pale card on a pale cloth): the quad is judged by how well it fits the change.
             stack = np.stack(quads)
             areas = _areas(stack)
-            fits = (areas >= min_area) & (areas <= max_area) & _card_shaped(stack)
+            fits = (areas >= min_area) & (areas <= max_area) & card_shaped(stack)
             if fits.any():
                 region = np.zeros_like(mask)
                 cv2.drawContours(region, [contour], -1, 255, cv2.FILLED)
@@ -143,7 +143,7 @@ def _found_on_sides(proposals, hull_quads, found, min_area, max_area, support_ma
     if not proposals:
         return []
     min_side = math.sqrt(min_area / CARD_ASPECT)
-    shaped = _card_shaped(np.stack([q for quads in hull_quads for q in quads]))
+    shaped = card_shaped(np.stack([q for quads in hull_quads for q in quads]))
     fits = np.logical_or.reduceat(shaped, np.cumsum([0] + [len(quads) for quads in hull_quads[:-1]]))
     sides = [quad for hull, fit in zip(proposals, fits) if not fit for quad in _quads_from_sides(hull, min_side)]
     return _judged(sides, min_area, max_area, support_map, edges, ycc, mask, min_support, min_score,
@@ -172,7 +172,7 @@ def _judged(rough_quads, min_area, max_area, support_map, edges, ycc, mask, min_
         areas = _areas(rough)
         sized = (areas >= min_area) & (areas <= max_area)
         rough, areas = rough[sized], areas[sized]
-        shaped = _card_shaped(rough)
+        shaped = card_shaped(rough)
         rough, areas = rough[shaped], areas[shaped]
         support = _edge_support(support_map, rough)
         # Too little of the outline on edges: never a proposal (_dedupe below passes these over,
@@ -193,7 +193,7 @@ def _judged(rough_quads, min_area, max_area, support_map, edges, ycc, mask, min_
                 short = np.sqrt(_areas(picked) / CARD_ASPECT)
                 # The band reaches a little outwards: a card touching another is often first seen by its frame.
                 refined = _refine(edges, picked, outward=np.maximum(5, np.round(0.08 * short)).astype(np.int32))
-                refined = refined[_card_shaped(refined)]
+                refined = refined[card_shaped(refined)]
                 support = _edge_support(support_map, refined)
                 refined, support = refined[support >= min_support], support[support >= min_support]
                 scores = support * _border_contrast(ycc, refined)
@@ -355,9 +355,10 @@ def _quads_from_sides(hull: np.ndarray, min_side: float) -> list[np.ndarray]:
     return quads
 
 
-def _card_shaped(quads: np.ndarray):
-    """Convex, a card's aspect ratio (give or take perspective), corners near right angles.
-    Quads here are in cyclic order (from a convex hull, a rectangle fit or a refinement).
+def card_shaped(quads: np.ndarray, aspect: float = 1.25, max_cos: float = 0.35):
+    """Convex, a card's aspect ratio within a factor `aspect` (give or take perspective), corners
+    near right angles (|cosine| at most `max_cos`: 0.35 is about 70..110 degrees). Quads are in
+    cyclic order (from a convex hull, a rectangle fit or a refinement).
     One quad (4, 2) -> bool; a stack (N, 4, 2) -> bool array (N,)."""
     q = np.asarray(quads, np.float32)
     one = q.ndim == 2
@@ -371,10 +372,10 @@ def _card_shaped(quads: np.ndarray):
     ok &= sides.min(axis=1) >= 1.0
     a, b = sides[:, 0] + sides[:, 2], sides[:, 1] + sides[:, 3]
     with np.errstate(divide="ignore", invalid="ignore"):
-        aspect = np.maximum(a, b) / np.minimum(a, b)
+        ratio = np.maximum(a, b) / np.minimum(a, b)
         cos = (px * nx + py * ny) / (sides[:, [3, 0, 1, 2]] * sides)
-    ok &= (aspect >= CARD_ASPECT / 1.25) & (aspect <= CARD_ASPECT * 1.25)
-    ok &= (np.abs(cos) <= 0.35).all(axis=1)     # corner angles within about 70..110 degrees
+    ok &= (ratio >= CARD_ASPECT / aspect) & (ratio <= CARD_ASPECT * aspect)
+    ok &= (np.abs(cos) <= max_cos).all(axis=1)
     return bool(ok[0]) if one else ok
 
 

@@ -35,7 +35,7 @@ Nothing here knows any game: labels are opaque strings.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -45,7 +45,6 @@ from vision.geometry import CARD_ASPECT, intersection_area, quad_area, quad_aspe
 from vision.locate import locate_candidates
 from vision.reading import read_again, read_probabilities
 from vision.zone import Zone, ZoneCard, search
-
 
 
 @dataclass(frozen=True)
@@ -68,10 +67,8 @@ VisionEvent = Placement | Unsure
 @dataclass
 class _Pending:
     quad: np.ndarray
-    score: float
-    changed: float
-    probs: np.ndarray
-    crops: list = field(default_factory=list)
+    changed: float          # share of its place that changed
+    probs: np.ndarray       # the classifier's probabilities, summed over the frames read
 
 
 IDLE, DISTURBED, CONFIRMING = "idle", "disturbed", "confirming"
@@ -200,7 +197,6 @@ class PlacementDetector:
         self.step = "confirm"
         return self._confirm(frame_bgr, tiny, frame_index)
 
-
     # ------------------------------------------------------------------ stages
     def _start(self, frame, tiny) -> None:
         view = self._zone.view(frame)
@@ -209,7 +205,7 @@ class PlacementDetector:
         for c in locate_candidates(frame, min_area_frac=self.min_card_frac, max_area_frac=self.max_card_frac):
             prediction = self.classifier.decide(self._probabilities(frame, [c.quad])[0])
             if prediction.label is not None or prediction.reason == NOT_SURE:    # (not the table's pattern)
-                self._zone.add(view, c.quad, prediction.label, c.score, prediction.leaning)
+                self._zone.add(view, c.quad, prediction.label, prediction.leaning)
         # (What lies under the cards found is not known; the table shows there once they go.)
         self._zone.forget_table_under_cards()
         log.debug("start: cards already on the table %s",
@@ -231,10 +227,10 @@ class PlacementDetector:
         # Read every card found where enough changed (a card in its place, unchanged, needs no
         # reading: the explanation keeps it where it lies).
         self._pending = []
-        for quad, score in cands:
+        for quad, _ in cands:
             changed = self._mask_share(mask, quad, frame.shape)
             if changed >= READ_MIN_CHANGE:
-                self._pending.append(_Pending(quad, score, changed, self._probabilities(frame, [quad])[0]))
+                self._pending.append(_Pending(quad, changed, self._probabilities(frame, [quad])[0]))
         self._confirmed = 1
         self.state = CONFIRMING
         if self.confirm_frames <= 1:
@@ -312,7 +308,6 @@ class PlacementDetector:
         candidates = [(p, prediction) for p, prediction in readings
                       if prediction.label is not None or prediction.reason == NOT_SURE
                       or p.changed >= UNNAMED_NEW_CHANGE]
-        h, w = frame.shape[:2]
         changed = cv2.resize(mask, (view.shape[1], view.shape[0]), interpolation=cv2.INTER_NEAREST) > 0
         # The known cards in play: those whose place changed, or that a card found now overlaps.
         touched = [i for i, k in enumerate(self._known)
@@ -378,12 +373,12 @@ class PlacementDetector:
             p, prediction = candidates[c]
             early = [e for e in self._early_cards if _overlap(e.quad, outlines[c]) >= EARLY_SAME]
             if early:                        # reported while the hand withdrew: the table has it
-                zone.add(view, outlines[c], early[0].label, p.score)
+                zone.add(view, outlines[c], early[0].label)
                 continue
             if explanation.hidden.get(c, 0.0) >= HIDDEN_ALL_ALONG:
                 # Uncovered, not dealt: it lay under cards that were there when the zone was first
                 # seen, and what showed of it did not change.
-                zone.add(view, outlines[c], prediction.label, p.score, prediction.leaning)
+                zone.add(view, outlines[c], prediction.label, prediction.leaning)
                 continue
             if prediction.label is None:
                 # Not named: a second look (outlines a little off this one) before asking the table.
@@ -392,7 +387,7 @@ class PlacementDetector:
                 events.append(Placement(prediction.label, prediction.confidence, outlines[c], frame_index))
             else:
                 events.append(Unsure(frame_index, prediction.reason or NOT_SURE, outlines[c]))
-            zone.add(view, outlines[c], prediction.label, p.score, prediction.leaning)
+            zone.add(view, outlines[c], prediction.label, prediction.leaning)
         zone.update_table(view)
         self._accept(tiny, mid, view)
         return events

@@ -15,12 +15,16 @@ long there, enough to see slivers and far cheaper than the frame. Nothing here k
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
 
 from vision.geometry import CARD_ASPECT, intersection_area, quad_area, quad_iou
+from vision.locate import card_shaped
+
+log = logging.getLogger(__name__)
 
 VIEW_LONG_SIDE = 320
 FACE_SIZE = (72, 100)       # (w, h): a card's stored picture, no smaller than a card in the view
@@ -40,15 +44,12 @@ UNKNOWN = 0.35              # cost of a pixel whose picture the zone never saw (
 # By what the model read there: a card named, one it is not sure of, one it reads as no card.
 PRICE_NEW = {"named": 0.06, "not sure": 0.15, "no card": 0.6}
 PRICE_GONE, PRICE_MOVED = 0.02, 0.03
-DEBUG = False
-DEBUG_DUMP = []
 FIT_STEPS, FIT_FINE_STEPS, FIT_REACH, FIT_AREA = 30, 10, 0.12, 0.15   # picture alignment:
                             # iterations at half size and at full size; how far a corner may go
                             # (card lengths) and the area change allowed
 CLASH_IOU = 0.6             # a pose and a new card this alike (IoU) are one place
 RELIGHT_OFF, RELIGHT_MAX = 0.15, 0.4    # a moved card's light: pixels this far off the fitted
                             # gain are left out of the fit; the gain stays within this of 1
-RELIT = True
 PRINTED_AREA, PRINTED_FIT, PRINTED_OVER = 0.12, 0.75, 0.6   # a card outlined by a printing: its
                             # size within this of the printed card's, the picture fitting at least
                             # this well (ECC), this much of it (or of the located outline) on that
@@ -68,7 +69,6 @@ class ZoneCard:
     label: str | None       # None: the model never named it
     face: np.ndarray        # FACE_SIZE colour picture (uint8, view colours) as it was seen
     seen: np.ndarray        # FACE_SIZE bool: the parts of it that were seen
-    score: float = 0.0      # how clearly its outline was found (locator score)
     leaning: str | None = None   # unnamed: the card the model leaned to
     _look: np.ndarray | None = field(default=None, repr=False)
 
@@ -206,17 +206,10 @@ def _meeting(lines) -> np.ndarray | None:
     return np.array(corners, np.float32)
 
 
-def _card_shaped(quad: np.ndarray) -> bool:
-    """Sides in a card's proportions and corners near right angles (an alignment that ran off
-    squashes the picture)."""
-    sides = np.linalg.norm(np.roll(quad, -1, axis=0) - quad, axis=1)
-    short, long = (sides[0] + sides[2]) / 2, (sides[1] + sides[3]) / 2
-    if abs(max(short, long) / max(min(short, long), 1e-6) / CARD_ASPECT - 1) > 0.12:
-        return False
-    edges = np.roll(quad, -1, axis=0) - quad
-    cosines = [abs(np.dot(edges[k], edges[k - 1])) / (np.linalg.norm(edges[k]) * np.linalg.norm(edges[k - 1]) + 1e-6)
-               for k in range(4)]
-    return max(cosines) < 0.2
+def _fitted_card_shaped(quad: np.ndarray) -> bool:
+    """Sides in a card's proportions and corners near right angles, more strictly than the
+    locator asks (an alignment that ran off squashes the picture)."""
+    return card_shaped(quad, aspect=1.12, max_cos=0.2)
 
 
 # A difference of d grey levels (0-255) between view and drawing as a misfit (0-1).
@@ -290,10 +283,10 @@ class Zone:
                                    borderMode=cv2.BORDER_CONSTANT, borderValue=0) > 0
         return face, seen
 
-    def add(self, view, quad, label, score=0.0, leaning=None) -> ZoneCard:
+    def add(self, view, quad, label, leaning=None) -> ZoneCard:
         """A card laid on top of the others, as the view shows it."""
         face, seen = self.capture(view, quad)
-        card = ZoneCard(np.asarray(quad, np.float32), label, face, seen, score, leaning)
+        card = ZoneCard(np.asarray(quad, np.float32), label, face, seen, leaning)
         self.cards.append(card)
         self.keep_printing(card)
         return card
@@ -363,7 +356,7 @@ class Zone:
         # the first of these that is card-shaped.
         for cap in (OUTLINE_REACH, OUTLINE_NEAR):
             grown = _meeting([(a + min(out, cap) * n, d) for a, d, n, out in sides])
-            if grown is not None and _card_shaped(grown):
+            if grown is not None and _fitted_card_shaped(grown):
                 return (grown / self.scale).astype(np.float32)
         return np.asarray(quad, np.float32)
 
@@ -415,7 +408,7 @@ class Zone:
             if found is None:
                 return None
             outline, fit = found
-            if (abs(quad_area(outline) / size - 1) <= PRINTED_AREA and _card_shaped(outline) and fit >= PRINTED_FIT
+            if (abs(quad_area(outline) / size - 1) <= PRINTED_AREA and _fitted_card_shaped(outline) and fit >= PRINTED_FIT
                     and intersection_area(outline, quad) >= PRINTED_OVER * min(quad_area(outline), quad_area(quad))):
                 return outline, fit
             return None
@@ -504,14 +497,15 @@ class Zone:
             return misfit, misfit + price
 
         state = _State({i: "stay" for i in touched}, [])
+        tracing = log.isEnabledFor(logging.DEBUG)      # (every option weighed, in the debug log)
         misfit, cost = cost_of(state)
         for _ in range(MAX_STEPS):
             best = None
             for option in layers.options(state):
                 trial = state.with_option(option)
                 m, c = cost_of(trial)
-                if DEBUG:
-                    print("   option", option, "state", trial, "misfit %.3f cost %.3f" % (m, c))
+                if tracing:
+                    log.debug("   option %s state %s misfit %.3f cost %.3f", option, trial, m, c)
                 if best is None or c < best[2]:
                     best = (trial, m, c)
             if best is None or best[2] >= cost - 1e-6:
@@ -531,8 +525,6 @@ class Zone:
             if trials and left >= LEFT_OVER and min(trials)[0] <= left - LEFT_GAIN:
                 state = state.with_option(("new", min(trials)[1], None))
                 misfit, cost = cost_of(state)
-        if DEBUG:
-            DEBUG_DUMP.append(layers)
         still = ~layers.changed
         hidden = {}
         for c in state.new:
@@ -675,7 +667,7 @@ class _Layers:
             picture = cv2.warpPerspective(face, matrix, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
             seen_here = cv2.warpPerspective(seen.astype(np.uint8), matrix, size, flags=cv2.INTER_NEAREST,
                                             borderMode=cv2.BORDER_CONSTANT, borderValue=0) > 0
-            if relit and RELIT:
+            if relit:
                 where = (cover[y0:y1, x0:x1] > 0) & seen_here & ~self.near[y0:y1, x0:x1]
                 picture = self._relit(picture, where, self.view[y0:y1, x0:x1])
             maps[y0:y1, x0:x1] = self._misfit(picture, seen_here, rect)
