@@ -383,6 +383,19 @@ def test_cards_under_a_card_taken_off_a_stack_are_not_counted_again():
     assert_events_match(events, truth)
 
 
+def test_a_card_on_gingham_whose_picture_has_its_own_outline_is_found_whole():
+    """Frames 1375-1404 of the held-out Vengeance deal video 9503: a flip-four (magenta, its
+    picture in a square frame of its own) is laid on a gingham cloth and slid away 12 frames
+    later. The cloth's lines run into every edge contour round the card, so the locator's edges
+    outline only the picture; the change's outline, probed as far in as out (it holds the card's
+    shadow too), finds the card. Kept beside the picture's outline (one inside the other: the
+    classifier settles which is the card), it is named. (The picture's outline alone left most
+    of the change unexplained, and the detector waited for a hand until the card was gone.)"""
+    events, truth = _deal_video_stretch("flip7-vengeance", 9503, 1375, 1404)
+    assert truth == [(1392, "flip-four")]
+    assert_events_match(events, truth)
+
+
 def test_a_card_outlined_a_little_off_over_another_leaves_the_one_beneath_known(monkeypatch):
     """The outline of a card laid over part of another may come out a little off (its edge on a
     card is harder to see than on the table): a band of the new card then lies on what is left

@@ -101,11 +101,12 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
     rough_quads = [quad for quads in hull_quads for quad in quads]
     mask = None
     fitted: list[Candidate] = []
+    change_quads: list[np.ndarray] = []
     if extra_mask is not None:
         mask = extra_mask if scale == 1.0 else cv2.resize(extra_mask, (w, h), interpolation=cv2.INTER_NEAREST)
         for contour, hull in _contours(mask, cv2.RETR_EXTERNAL, min_area):
             quads = _quads_from_hull(hull)
-            rough_quads += quads               # the change's outline is a proposal too
+            change_quads += quads              # the change's outline is a proposal too
             # A change that is itself card-shaped is a card even where its border is faint
             # (a pale card on a pale cloth): the quad is judged by how well it fits the change.
             stack = np.stack(quads)
@@ -119,7 +120,15 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
                     if fit >= MASK_FIT:
                         fitted.append(Candidate(quad, fit))
 
-    found = _judged(rough_quads, min_area, max_area, support_map, edges, ycc, mask, min_support, min_score)
+    found = _judged(rough_quads + change_quads, min_area, max_area, support_map, edges, ycc, mask, min_support,
+                    min_score)
+    # The change's outline holds the card's drop shadow too, so its sides may lie further out than
+    # the usual inward probe reaches: probed as far in as out, it finds the card on a busy cloth
+    # whose lines cut every edge contour round it (gingham), where only a part of the card's
+    # picture has an outline of its own.
+    if change_quads:
+        found += _judged(change_quads, min_area, max_area, support_map, edges, ycc, mask, min_support, min_score,
+                         deep=True)
     # A hull no card fits may be cards overlapping, one outline round them all: each straight
     # stretch of it long enough to be a card's side proposes a card standing on it, inwards,
     # unless centred in a card found already (a card's own hull proposes nothing more). With a
@@ -162,10 +171,11 @@ def _unexplained_share(mask: np.ndarray, quads) -> float:
 
 
 def _judged(rough_quads, min_area, max_area, support_map, edges, ycc, mask, min_support, min_score,
-            besides=(), limit: int = MAX_PROPOSALS) -> list[Candidate]:
+            besides=(), limit: int = MAX_PROPOSALS, deep: bool = False) -> list[Candidate]:
     """The rough quads that are cards: sized and shaped like one, on edges (refined to them), with
     the colour differing across the outline; scored, with a change mask, by their share of it.
-    Rough quads centred in one of the quads `besides` are not tried."""
+    Rough quads centred in one of the quads `besides` are not tried; deep: sides are probed as
+    far inwards as outwards."""
     found: list[Candidate] = []
     if rough_quads:
         rough = np.stack(rough_quads)
@@ -192,7 +202,8 @@ def _judged(rough_quads, min_area, max_area, support_map, edges, ycc, mask, min_
                 picked = np.stack([c.quad for c in kept])
                 short = np.sqrt(_areas(picked) / CARD_ASPECT)
                 # The band reaches a little outwards: a card touching another is often first seen by its frame.
-                refined = _refine(edges, picked, outward=np.maximum(5, np.round(0.08 * short)).astype(np.int32))
+                band = np.maximum(5, np.round(0.08 * short)).astype(np.int32)
+                refined = _refine(edges, picked, outward=band, inward=int(band.max()) if deep else 5)
                 refined = refined[card_shaped(refined)]
                 support = _edge_support(support_map, refined)
                 refined, support = refined[support >= min_support], support[support >= min_support]
@@ -535,21 +546,35 @@ def _suppress(cands: list[Candidate]) -> list[Candidate]:
     A quad inside a bigger, about as well supported one goes when it is that card's printed frame
     (lined up, most of its area) or a small part of its picture. Between those, both stay:
     either may be the card (a card inside squares of a gingham cloth, or half a card's picture
-    inside the card), and the classifier's "no card" settles it. Of quads overlapping
-    otherwise, the better supported stays."""
+    inside the card), and the classifier's "no card" settles it; so do a quad and one turned
+    inside it (two cards cannot lie so: one is a part of a card's picture, or the other an
+    outline round a card and what lies beside it). So a part of a card's picture stays beside
+    the card even where it is the better outlined: the whole card on a busy cloth may be found
+    only by an outline a little off its border. Of quads overlapping otherwise, the better
+    supported stays."""
     cands = _dedupe(cands, 0.9, 0.0)
     drop = set()
+    nested = set()
     for i, inner in enumerate(cands):
-        for outer in cands:
+        for j, outer in enumerate(cands):
             if (outer is inner or quad_area(outer.quad) <= quad_area(inner.quad)
-                    or outer.score < inner.score - 0.1 or not _inside(inner, outer)):
+                    or not _inside(inner, outer)):
                 continue
             share = quad_area(inner.quad) / quad_area(outer.quad)
-            if share < PICTURE_AREA_SHARE or (share >= FRAME_AREA_SHARE
-                                              and _turn_between(inner.quad, outer.quad) < 10.0):
+            frame = share >= FRAME_AREA_SHARE and _turn_between(inner.quad, outer.quad) < 10.0
+            if outer.score >= inner.score - 0.1 and (share < PICTURE_AREA_SHARE or frame):
                 drop.add(i)
                 break
-    return _dedupe([c for i, c in enumerate(cands) if i not in drop], 0.5, 0.0)
+            if not frame:
+                nested.add((i, j))
+    order = sorted((i for i in range(len(cands)) if i not in drop),
+                   key=lambda i: (round(cands[i].score, 1), quad_area(cands[i].quad)), reverse=True)
+    kept: list[int] = []
+    for i in order:
+        if all(quad_iou(cands[i].quad, cands[k].quad) <= 0.5 or (i, k) in nested or (k, i) in nested
+               for k in kept):
+            kept.append(i)
+    return [cands[i] for i in kept]
 
 
 def _turn_between(a: np.ndarray, b: np.ndarray) -> float:
