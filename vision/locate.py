@@ -506,10 +506,10 @@ def _median_even(a: np.ndarray, axis: int) -> np.ndarray:
 
 
 def _dedupe(cands: list[Candidate], iou: float, min_support: float,
-            areas: list[float] | None = None) -> list[Candidate]:
+            areas: list[float] | None = None, apart: frozenset = frozenset()) -> list[Candidate]:
     """Best-supported of each group of near-identical quads; of equally supported ones the
     larger, which is the card's border rather than its printed frame. (areas: the quads' areas
-    when known.)"""
+    when known; apart: pairs of indices (i, j), i < j, that both stay however they overlap.)"""
     if not cands:
         return []
     quads = np.stack([c.quad for c in cands]).astype(np.float32, copy=False)
@@ -531,7 +531,7 @@ def _dedupe(cands: list[Candidate], iou: float, min_support: float,
         if c.score < min_support:
             continue
         row = close[i]
-        if all(quad_iou(c.quad, cands[k].quad) <= iou for k in kept if row[k]):
+        if all(quad_iou(c.quad, cands[k].quad) <= iou for k in kept if row[k] and (min(i, k), max(i, k)) not in apart):
             kept.append(i)
     return [cands[i] for i in kept]
 
@@ -570,14 +570,10 @@ def _suppress(cands: list[Candidate], keep_nested: bool = False) -> list[Candida
                 break
             if keep_nested and not frame:
                 nested.add((i, j))
-    order = sorted((i for i in range(len(cands)) if i not in drop),
-                   key=lambda i: (round(cands[i].score, 1), quad_area(cands[i].quad)), reverse=True)
-    kept: list[int] = []
-    for i in order:
-        if all(quad_iou(cands[i].quad, cands[k].quad) <= 0.5 or (i, k) in nested or (k, i) in nested
-               for k in kept):
-            kept.append(i)
-    return [cands[i] for i in kept]
+    rest = [i for i in range(len(cands)) if i not in drop]
+    at = {i: n for n, i in enumerate(rest)}
+    apart = frozenset((min(at[i], at[j]), max(at[i], at[j])) for i, j in nested if i in at and j in at)
+    return _dedupe([cands[i] for i in rest], 0.5, 0.0, apart=apart)
 
 
 def _turn_between(a: np.ndarray, b: np.ndarray) -> float:
