@@ -14,9 +14,11 @@ standing on it, inwards, at a card's proportions, unless centred in a card alrea
 candidate is kept when its area, aspect ratio (a card is 63 x 88 mm),
 corner angles and edge support (the share of its outline lying on image edges) fit a card.
 Overlapping duplicates are merged and quads nested in a bigger card (a card's printed inner
-frame) are dropped. The survivors' corners are refined by fitting a line to the edge pixels
-along each side and intersecting neighbouring lines, which also puts the corner of a
-rounded-corner card where the straight sides meet, as the warp expects.
+frame) are dropped (a caller keeping one reading per place may ask to keep a quad turned
+inside another: which is the card, the classifier settles). The survivors' corners are
+refined by fitting a line to the edge pixels along each side and intersecting neighbouring
+lines, which also puts the corner of a rounded-corner card where the straight sides meet, as
+the warp expects.
 """
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ def find_cards(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01, max_area_f
     extra_mask (uint8, frame size, optional) marks where something new is, e.g. the change
     against the table as it was: its regions are outlines to try too, and a quad's score is
     scaled by the share of it lying in the mask, so the new card beats table texture around it;
-    a mask region that is itself card-shaped is a card even where its border is faint."""
+    a mask region that is itself card-shaped is a card even where its border is faint, and its
+    outline is also refined with its sides probed as far in as out (it holds the card's shadow)."""
     return [c.quad for c in locate_candidates(frame_bgr, min_area_frac=min_area_frac,
                                               max_area_frac=max_area_frac, min_support=min_support,
                                               min_score=min_score, extra_mask=extra_mask)]
@@ -75,8 +78,10 @@ def find_cards(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01, max_area_f
 
 def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
                       max_area_frac: float = 0.6, min_support: float = 0.5, min_score: float = 0.6,
-                      extra_mask: np.ndarray | None = None) -> list[Candidate]:
-    """find_cards with each quad's score."""
+                      extra_mask: np.ndarray | None = None, keep_nested: bool = False) -> list[Candidate]:
+    """find_cards with each quad's score. keep_nested: a quad and one turned inside it both
+    stay, however they overlap (for a caller that reads every quad and keeps one reading per
+    place, as the placement detector does; see _suppress)."""
     if frame_bgr is None or frame_bgr.ndim != 3 or frame_bgr.shape[2] != 3:
         raise ValueError("find_cards needs a BGR colour image")
     h0, w0 = frame_bgr.shape[:2]
@@ -125,7 +130,8 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
     # The change's outline holds the card's drop shadow too, so its sides may lie further out than
     # the usual inward probe reaches: probed as far in as out, it finds the card on a busy cloth
     # whose lines cut every edge contour round it (gingham), where only a part of the card's
-    # picture has an outline of its own.
+    # picture has an outline of its own. (The usual refinement of the change's outline stays a
+    # candidate too, as before; the better supported of the two wins in _suppress.)
     if change_quads:
         found += _judged(change_quads, min_area, max_area, support_map, edges, ycc, mask, min_support, min_score,
                          deep=True)
@@ -140,7 +146,7 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
     # moved a little leaves a card-shaped change too (old and new place together).
     found += [f for f in fitted if all(quad_iou(f.quad, c.quad) < 0.3 for c in found)]
     result = []
-    for c in _suppress(found, keep_nested=mask is not None):
+    for c in _suppress(found, keep_nested):
         quad = c.quad / scale if scale != 1.0 else c.quad
         result.append(Candidate(order_corners(quad), c.score))
     return result
@@ -546,12 +552,12 @@ def _suppress(cands: list[Candidate], keep_nested: bool = False) -> list[Candida
     A quad inside a bigger, about as well supported one goes when it is that card's printed frame
     (lined up, most of its area) or a small part of its picture. Between those, both stay:
     either may be the card (a card inside squares of a gingham cloth, or half a card's picture
-    inside the card), and the classifier's "no card" settles it. With keep_nested (a change
-    mask given: the placement detector, which keeps one reading per place) so do a quad and one
+    inside the card), and the classifier's "no card" settles it. With keep_nested (asked by the
+    placement detector, which keeps one reading per place) so do a quad and one
     turned inside it, whatever their overlap (two cards cannot lie so: one is a part of a card's
     picture, or the other an outline round a card and what lies beside it): a part of a card's
     picture stays beside the card even where it is the better outlined, as the whole card on a
-    busy cloth may be found only by an outline a little off its border. (Without a mask, as in a
+    busy cloth may be found only by an outline a little off its border. (Without it, as in a
     scan, which reads every quad kept, the better supported of the two stays: kept both, a part
     of a card read as the card was a false card in 11 of flip7's 300 end-to-end photos against 6.)
     Of quads overlapping otherwise, the better supported stays."""
@@ -564,11 +570,11 @@ def _suppress(cands: list[Candidate], keep_nested: bool = False) -> list[Candida
                     or not _inside(inner, outer)):
                 continue
             share = quad_area(inner.quad) / quad_area(outer.quad)
-            frame = share >= FRAME_AREA_SHARE and _turn_between(inner.quad, outer.quad) < 10.0
-            if outer.score >= inner.score - 0.1 and (share < PICTURE_AREA_SHARE or frame):
+            printed_frame = share >= FRAME_AREA_SHARE and _turn_between(inner.quad, outer.quad) < 10.0
+            if outer.score >= inner.score - 0.1 and (share < PICTURE_AREA_SHARE or printed_frame):
                 drop.add(i)
                 break
-            if keep_nested and not frame:
+            if keep_nested and not printed_frame:
                 nested.add((i, j))
     rest = [i for i in range(len(cands)) if i not in drop]
     at = {i: n for n, i in enumerate(rest)}

@@ -543,7 +543,7 @@ class PlacementDetector:
         roi_mask = np.ascontiguousarray(mask[np.ix_((np.arange(y0, y1) * mh) // h, (np.arange(x0, x1) * mw) // w)])
         found = locate_candidates(roi, min_area_frac=min(0.9, self.min_card_frac * h * w / area),
                                   max_area_frac=min(1.0, self.max_card_frac * h * w / area),
-                                  extra_mask=roi_mask)
+                                  extra_mask=roi_mask, keep_nested=True)
         offset = np.array([x0, y0], np.float32)
         return [(c.quad + offset, c.score) for c in found], (x0, y0, x1, y1)
 
