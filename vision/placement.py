@@ -317,12 +317,17 @@ class PlacementDetector:
         poses = {i: self._poses(frame, view, i, readings, mask) for i in touched
                  if self._shown(i, frame.shape) >= PUSHABLE_SHOWN}
         # Each card found, drawn as new, at its true outline: where the printing of its label,
-        # seen before, fits it best; else its outline moved out to where the card really ends
-        # (against the picture before the change).
+        # seen before, fits it (a card of that label lying here now first, nearest first: seen in
+        # this light, and what a pushed card's own pose is fitted by, so the two are weighed at
+        # the same outline); else its outline moved out to where the card really ends (against
+        # the picture before the change).
         outlines = []
         for p, prediction in candidates:
-            printed = zone.printed.get(prediction.label)
-            fitted = None if printed is None else zone.fit_printed(view, printed, p.quad)
+            fitted = None
+            for printed in self._printings(prediction.label, p.quad):
+                fitted = zone.fit_printed(view, printed, p.quad)
+                if fitted is not None:
+                    break
             if fitted is None:
                 fitted = zone.outline(view, self._ref_view, p.quad)
             outlines.append(fitted)
@@ -391,6 +396,17 @@ class PlacementDetector:
         zone.update_table(view)
         self._accept(tiny, mid, view)
         return events
+
+    def _printings(self, label, quad) -> list[ZoneCard]:
+        """The pictures a card of `label` found at `quad` may be outlined by: the cards of that
+        label lying in the zone, nearest first, then the label's printing (Zone.printed)."""
+        if label is None:
+            return []
+        centre = quad.mean(axis=0)
+        lying = sorted((k for k in self._known if k.label == label),
+                       key=lambda k: float(np.linalg.norm(k.quad.mean(axis=0) - centre)))
+        printed = self._zone.printed.get(label)
+        return lying + ([printed] if printed is not None and not any(printed is k for k in lying) else [])
 
     def _shown(self, i, shape) -> float:
         """Share of known card i's place not under the known cards over it."""
