@@ -655,6 +655,43 @@ def test_a_pushed_card_is_found_by_its_own_picture_near_its_old_place():
     assert _pushed_to(frame0, known) is None                   # still where it was
 
 
+def test_a_printed_card_is_fitted_either_way_up_when_its_located_outline_is_far_off(monkeypatch):
+    """Zone.fit_printed: located at an outline a fifth too large, a card pushed and turned is
+    fitted from a card of the printed size on that outline, either way up. Which way up comes
+    from the picture at that outline, a guess for a picture nearly alike turned half round (UNO
+    Flip deal video 9303: a `purple-skip-everyone`, its ellipse and arrow turned half round
+    nearly themselves, guessed upside down; unfitted, the pushed card was counted again, four
+    times in that video)."""
+    from tests.vision_fixtures import place
+    from vision.geometry import quad_area, quad_iou
+    import vision.zone as zone_module
+    from vision.zone import Zone, half_turned
+
+    rng = np.random.default_rng(23)
+    table = surface(rng, "cloth")
+    face = Clip(rng, "cloth").faces["violet"]
+    before, after = card_quad((300, 240), 20, 170), card_quad((326, 228), 34, 170)
+    frame0, frame1 = table.copy(), table.copy()
+    place(frame0, face, before)
+    place(frame1, face, after)
+    zone = Zone()
+    zone.start(zone.view(frame0))
+    printed = zone.add(zone.view(frame0), before, "violet")
+    view = zone.view(frame1)
+    centre = after.mean(axis=0)
+    located = (after - centre) * 1.1 + centre                   # 21 % too large: no fit from it
+    assert quad_area(located) > 1.2 * quad_area(after)
+    right_way = zone.best_turn(view, printed, located)
+    # ... and the picture search nearby finds nothing better (in that video it found part of
+    # the card beneath)
+    monkeypatch.setattr(zone_module, "search", lambda picture, look, quad, reach, turn: (quad, -1.0, -1.0))
+    for guess in (right_way, half_turned(right_way)):
+        monkeypatch.setattr(Zone, "best_turn", lambda self, view, card, quad, guess=guess: guess)
+        zone._alignments = {}
+        fitted = zone.fit_printed(view, printed, located)
+        assert fitted is not None and quad_iou(fitted, after) > 0.9
+
+
 def test_a_pushed_card_the_locator_cannot_outline_is_still_known(monkeypatch):
     """Two cards of one label, the second over most of the first, the top one pushed where the
     locator finds no outline of it (as with two cards alike overlapping: one outline round

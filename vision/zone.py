@@ -397,8 +397,8 @@ class Zone:
         or a card of its label seen before: the same printing) near the located `quad`, which
         may be far off (a card laid on its twin is often outlined round part of both, or cut at
         its banner). Tried from the quad as located; failing that, from a card of the printed
-        card's size on the quad's centre and slant, and from where the printed picture is
-        found nearby, either way up. A fit counts if the card it finds is of the printed card's
+        card's size on the quad's centre and slant, either way up, and from where the printed
+        picture is found nearby, either way up. A fit counts if the card it finds is of the printed card's
         size and shape, lies mostly where the card was located, and the picture fits well (else
         None)."""
         size = quad_area(printed.quad)
@@ -420,7 +420,10 @@ class Zone:
         sized = _resized(located, printed.quad) * self.scale
         searched = max((search(view, printed.look, q, SEARCH_REACH, SEARCH_TURN) for q in (sized, half_turned(sized))),
                        key=lambda found: found[1])[0] / self.scale
-        fits = [f for f in (fitted(sized / self.scale), fitted(searched)) if f is not None]
+        # The card's size on the quad both ways up: best_turn's choice, made at an outline that
+        # may be far off, is a guess for a picture that looks nearly alike turned half round.
+        fits = [f for f in (fitted(sized / self.scale), fitted(half_turned(sized) / self.scale), fitted(searched))
+                if f is not None]
         return max(fits, key=lambda f: f[1])[0] if fits else None
 
     def _aligned(self, view: np.ndarray, card: ZoneCard, quad: np.ndarray, least=(-1.0, -1.0)):
