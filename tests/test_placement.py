@@ -692,6 +692,31 @@ def test_a_printed_card_is_fitted_either_way_up_when_its_located_outline_is_far_
         assert fitted is not None and quad_iou(fitted, after) > 0.9
 
 
+@pytest.mark.parametrize("outlined", [1.08, 0.94])
+def test_a_pushed_card_is_fitted_where_it_lies_though_its_picture_was_cut_a_little_off(outlined):
+    """Zone.fit: a card whose picture was cut at an outline a little too large (a strip of the
+    table in it) or too small, pushed a few pixels and degrees, is fitted where it lies now,
+    its outline keeping its place on the card (only the picture's inside is aligned: the strip
+    of table does not move with the card)."""
+    from tests.vision_fixtures import place
+    from vision.geometry import quad_iou
+    from vision.zone import Zone
+
+    rng = np.random.default_rng(24)
+    table = surface(rng, "cloth")
+    face = Clip(rng, "cloth").faces["violet"]
+    before, after = card_quad((300, 240), 20, 170), card_quad((309, 235), 23, 170)
+    frame0, frame1 = table.copy(), table.copy()
+    place(frame0, face, before)
+    place(frame1, face, after)
+    zone = Zone()
+    zone.start(zone.view(frame0))
+    c0, c1 = before.mean(axis=0), after.mean(axis=0)
+    known = zone.add(zone.view(frame0), (before - c0) * outlined + c0, "violet")
+    fitted = zone.fit(zone.view(frame1), known, known.quad)
+    assert quad_iou(fitted, (after - c1) * outlined + c1) > 0.97
+
+
 def test_a_pushed_card_the_locator_cannot_outline_is_still_known(monkeypatch):
     """Two cards of one label, the second over most of the first, the top one pushed where the
     locator finds no outline of it (as with two cards alike overlapping: one outline round

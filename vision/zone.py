@@ -55,6 +55,7 @@ PRINTED_AREA, PRINTED_FIT, PRINTED_OVER = 0.12, 0.75, 0.6   # a card outlined by
                             # this well (ECC), this much of it (or of the located outline) on that
 PRINTED_LEAST = (0.35, 0.6)  # a printing whose alignment at half size fits worse (shifted; then
                             # affine) is not there (ECC at full size fits no better than at half)
+FIT_INSIDE = 0.08           # of a picture's width and height left out all round when it is aligned
 SEARCH_STEP, SEARCH_BLUR = 0.06, 0.045  # a picture search's coarse step and blur (card lengths)
 SEARCH_REACH, SEARCH_TURN = 0.3, 16.0   # a new card's printing is looked for this far off and turned
 PRINTED_WHOLE = 0.97        # a printing gives way to a card at least this large (of its area)
@@ -451,7 +452,12 @@ class Zone:
         shift = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], np.float32)
         matrix = (shift @ np.linalg.inv(face_matrix(quad * self.scale)))
         matrix = (matrix / matrix[2, 2])[:2].astype(np.float32)
-        template = cv2.cvtColor(face, cv2.COLOR_BGR2GRAY)
+        # Only the picture's inside is aligned: an outline a little off leaves a strip of what lay
+        # round the card in its picture, which does not move with the card and pulls the fit.
+        fw, fh = FACE_SIZE
+        mx, my = round(FIT_INSIDE * fw), round(FIT_INSIDE * fh)
+        matrix = (matrix.astype(np.float64) @ np.array([[1, 0, mx], [0, 1, my], [0, 0, 1]], np.float64)).astype(np.float32)
+        template = cv2.cvtColor(face, cv2.COLOR_BGR2GRAY)[my:fh - my, mx:fw - mx]
         grey = cv2.cvtColor(view[y0:y1, x0:x1], cv2.COLOR_BGR2GRAY)
         # Coarse to fine: at half size first where it lies (a shift alone: far from the right
         # place, a freer alignment may squash the picture onto what it half matches), then how
@@ -476,8 +482,7 @@ class Zone:
             fit, matrix = cv2.findTransformECC(template, grey, matrix, cv2.MOTION_AFFINE, fine, None, 3)
         except cv2.error:
             return None
-        fw, fh = FACE_SIZE
-        corners = np.array([[0, 0, 1], [fw, 0, 1], [fw, fh, 1], [0, fh, 1]], np.float32)
+        corners = np.array([[-mx, -my, 1], [fw - mx, -my, 1], [fw - mx, fh - my, 1], [-mx, fh - my, 1]], np.float32)
         return ((corners @ matrix.T + [x0, y0]) / self.scale).astype(np.float32), float(fit)
 
     # ------------------------------------------------------------------ explaining a change
