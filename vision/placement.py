@@ -324,7 +324,7 @@ class PlacementDetector:
         outlines = []
         for p, prediction in candidates:
             fitted = None
-            for printed in self._printings(prediction.label, p.quad):
+            for printed in zone.printings(prediction.label, p.quad):
                 fitted = zone.fit_printed(view, printed, p.quad)
                 if fitted is not None:
                     break
@@ -396,17 +396,6 @@ class PlacementDetector:
         zone.update_table(view)
         self._accept(tiny, mid, view)
         return events
-
-    def _printings(self, label, quad) -> list[ZoneCard]:
-        """The pictures a card of `label` found at `quad` may be outlined by: the cards of that
-        label lying in the zone, nearest first, then the label's printing (Zone.printed)."""
-        if label is None:
-            return []
-        centre = quad.mean(axis=0)
-        lying = sorted((k for k in self._known if k.label == label),
-                       key=lambda k: float(np.linalg.norm(k.quad.mean(axis=0) - centre)))
-        printed = self._zone.printed.get(label)
-        return lying + ([printed] if printed is not None and not any(printed is k for k in lying) else [])
 
     def _shown(self, i, shape) -> float:
         """Share of known card i's place not under the known cards over it."""

@@ -300,6 +300,17 @@ class Zone:
         if card.label is not None and (known is None or quad_area(card.quad) >= PRINTED_WHOLE * quad_area(known.quad)):
             self.printed[card.label] = card
 
+    def printings(self, label, quad) -> list[ZoneCard]:
+        """The pictures a card of `label` found at `quad` may be outlined by: the cards of that
+        label lying here, nearest first, then the label's printing (`printed`)."""
+        if label is None:
+            return []
+        centre = np.asarray(quad, np.float32).mean(axis=0)
+        lying = sorted((k for k in self.cards if k.label == label),
+                       key=lambda k: float(np.linalg.norm(k.quad.mean(axis=0) - centre)))
+        printed = self.printed.get(label)
+        return lying + ([printed] if printed is not None and not any(printed is k for k in lying) else [])
+
     def forget_table_under_cards(self) -> None:
         """What the table shows under the cards is not known (cards found lying at the start)."""
         for card in self.cards:
