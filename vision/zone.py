@@ -390,7 +390,7 @@ class Zone:
 
     def fit(self, view: np.ndarray, card: ZoneCard, quad: np.ndarray) -> np.ndarray:
         """The card's outline near `quad` (frame pixels, corners in its picture's order) where
-        its own picture fits the view best (ECC alignment of the whole picture, affine): the
+        its own picture fits the view best (ECC alignment of the picture's inside, affine): the
         outline a locator or a search found may be a few pixels off, and a picture drawn a few
         pixels off misfits along every edge of its print. The outline given if the alignment
         fails or runs off (further than FIT_REACH, or to another size)."""
