@@ -630,25 +630,36 @@ def test_a_card_never_named_counts_once_when_named_later(monkeypatch):
     assert [e.label for e in events[1:]] == ["blue", "green"]
 
 
-def test_a_pushed_card_is_found_by_its_own_picture_near_its_old_place():
-    """_pushed_to: the card shifted and turned a little is found where it lies now (its quad
-    within a few pixels); a card taken away, or one still where it was, is not 'pushed'."""
+def _pushed_card(seed, kind, after, laid_scale=1.0):
+    """A violet card on a `kind` table, then pushed to `after`: (the table, the frames before and
+    after the push, and a zone that knows the card as laid, outlined `laid_scale` times its size
+    about its centre)."""
     from tests.vision_fixtures import place
-    from vision.placement import _pushed_to
     from vision.zone import Zone
 
-    rng = np.random.default_rng(21)
-    table = surface(rng, "wood")
-    clip = Clip(rng, "wood")
-    face = clip.faces["violet"]
-    before, after = card_quad((300, 240), 20, 170), card_quad((322, 226), 29, 170)
+    rng = np.random.default_rng(seed)
+    table = surface(rng, kind)
+    face = Clip(rng, kind).faces["violet"]
+    before = card_quad((300, 240), 20, 170)
     frame0, frame1 = table.copy(), table.copy()
     place(frame0, face, before)
     place(frame1, face, after)
     zone = Zone()
     view = zone.view(frame0)
     zone.start(view)
-    known = zone.add(view, before, "violet")
+    centre = before.mean(axis=0)
+    zone.add(view, (before - centre) * laid_scale + centre, "violet")
+    return table, frame0, frame1, zone
+
+
+def test_a_pushed_card_is_found_by_its_own_picture_near_its_old_place():
+    """_pushed_to: the card shifted and turned a little is found where it lies now (its quad
+    within a few pixels); a card taken away, or one still where it was, is not 'pushed'."""
+    from vision.placement import _pushed_to
+
+    after = card_quad((322, 226), 29, 170)
+    table, frame0, frame1, zone = _pushed_card(21, "wood", after)
+    [known] = zone.cards
     found = _pushed_to(frame1, known)
     assert found is not None and np.abs(found - after).max() < 6.0, found    # 3.5 % of its length
     assert _pushed_to(table, known) is None                    # taken away: nowhere near
@@ -662,21 +673,13 @@ def test_a_printed_card_is_fitted_either_way_up_when_its_located_outline_is_far_
     Flip deal video 9303: a `purple-skip-everyone`, its ellipse and arrow turned half round
     nearly themselves, guessed upside down; unfitted, the pushed card was counted again, four
     times in that video)."""
-    from tests.vision_fixtures import place
-    from vision.geometry import quad_area, quad_iou
     import vision.zone as zone_module
+    from vision.geometry import quad_area, quad_iou
     from vision.zone import Zone, half_turned
 
-    rng = np.random.default_rng(23)
-    table = surface(rng, "cloth")
-    face = Clip(rng, "cloth").faces["violet"]
-    before, after = card_quad((300, 240), 20, 170), card_quad((326, 228), 34, 170)
-    frame0, frame1 = table.copy(), table.copy()
-    place(frame0, face, before)
-    place(frame1, face, after)
-    zone = Zone()
-    zone.start(zone.view(frame0))
-    printed = zone.add(zone.view(frame0), before, "violet")
+    after = card_quad((326, 228), 34, 170)
+    _, _, frame1, zone = _pushed_card(23, "cloth", after)
+    [printed] = zone.cards
     view = zone.view(frame1)
     centre = after.mean(axis=0)
     located = (after - centre) * 1.1 + centre                   # 21 % too large: no fit from it
@@ -698,22 +701,13 @@ def test_a_pushed_card_is_fitted_where_it_lies_though_its_picture_was_cut_a_litt
     table in it) or too small, pushed a few pixels and degrees, is fitted where it lies now,
     its outline keeping its place on the card (only the picture's inside is aligned: the strip
     of table does not move with the card)."""
-    from tests.vision_fixtures import place
     from vision.geometry import quad_iou
-    from vision.zone import Zone
 
-    rng = np.random.default_rng(24)
-    table = surface(rng, "cloth")
-    face = Clip(rng, "cloth").faces["violet"]
-    before, after = card_quad((300, 240), 20, 170), card_quad((309, 235), 23, 170)
-    frame0, frame1 = table.copy(), table.copy()
-    place(frame0, face, before)
-    place(frame1, face, after)
-    zone = Zone()
-    zone.start(zone.view(frame0))
-    c0, c1 = before.mean(axis=0), after.mean(axis=0)
-    known = zone.add(zone.view(frame0), (before - c0) * outlined + c0, "violet")
+    after = card_quad((309, 235), 23, 170)
+    _, _, frame1, zone = _pushed_card(24, "cloth", after, laid_scale=outlined)
+    [known] = zone.cards
     fitted = zone.fit(zone.view(frame1), known, known.quad)
+    c1 = after.mean(axis=0)
     assert quad_iou(fitted, (after - c1) * outlined + c1) > 0.97
 
 
