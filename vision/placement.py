@@ -21,8 +21,8 @@ A state machine, per frame:
   which known cards stayed, went (slid away) or moved (pushed: to an outline found now, or to
   where its own picture is found nearby), and which cards found now are new (each drawn at the
   outline its label's picture gives it: a card of that label lying here first, so that a card
-  pushed is weighed as new and as pushed at one outline) — is drawn and compared with the picture; the best fit, after a small price per happening, is taken. A card
-  slid off another reveals the one beneath as it was laid; a pushed card or a twin laid a little
+  pushed is weighed as new and as pushed at one outline) — is drawn and compared with the
+  picture; the best fit, after a small price per happening, is taken. A card slid off another reveals the one beneath as it was laid; a pushed card or a twin laid a little
   off its twin leaves a sliver of what lay under it: the drawing tells these from a new card
   where rules about outlines cannot. A new card is a `Placement`, or `Unsure` when the
   classifier will not name it, not even at a second look (vision.reading: outlines a little off

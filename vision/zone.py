@@ -409,8 +409,8 @@ class Zone:
         or a card of its label seen before: the same printing) near the located `quad`, which
         may be far off (a card laid on its twin is often outlined round part of both, or cut at
         its banner). Tried from the quad as located; failing that, from a card of the printed
-        card's size on the quad's centre and slant, either way up, and from where the printed
-        picture is found nearby, either way up. A fit counts if the card it finds is of the printed card's
+        card's size on the quad's centre and slant, and from where the printed picture is found
+        nearby, each either way up. A fit counts if the card it finds is of the printed card's
         size and shape, lies mostly where the card was located, and the picture fits well (else
         None)."""
         size = quad_area(printed.quad)
@@ -458,17 +458,17 @@ class Zone:
         x0, y0, x1, y1 = max(0, int(x0)), max(0, int(y0)), min(w, int(np.ceil(x1))), min(h, int(np.ceil(y1)))
         if x1 - x0 < 16 or y1 - y0 < 16:
             return None
-        # The picture's points -> the searched box (an affine map: a card moved a little keeps
-        # its perspective).
-        shift = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], np.float32)
-        matrix = (shift @ np.linalg.inv(face_matrix(quad * self.scale)))
-        matrix = (matrix / matrix[2, 2])[:2].astype(np.float32)
         # Only the picture's inside is aligned: an outline a little off leaves a strip of what lay
         # round the card in its picture, which does not move with the card and pulls the fit.
         fw, fh = FACE_SIZE
         mx, my = round(FIT_INSIDE * fw), round(FIT_INSIDE * fh)
-        matrix = (matrix.astype(np.float64) @ np.array([[1, 0, mx], [0, 1, my], [0, 0, 1]], np.float64)).astype(np.float32)
         template = cv2.cvtColor(face, cv2.COLOR_BGR2GRAY)[my:fh - my, mx:fw - mx]
+        # The picture's points -> the searched box (an affine map: a card moved a little keeps its
+        # perspective), from the template's (the picture's inside).
+        shift = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], np.float64)
+        matrix = shift @ np.linalg.inv(face_matrix(quad * self.scale))
+        matrix = np.vstack([(matrix / matrix[2, 2])[:2], [0, 0, 1]])
+        matrix = (matrix @ np.array([[1, 0, mx], [0, 1, my], [0, 0, 1]]))[:2].astype(np.float32)
         grey = cv2.cvtColor(view[y0:y1, x0:x1], cv2.COLOR_BGR2GRAY)
         # Coarse to fine: at half size first where it lies (a shift alone: far from the right
         # place, a freer alignment may squash the picture onto what it half matches), then how
