@@ -14,21 +14,26 @@ A state machine, per frame:
   located only around where it changed, with the change itself as a hint: first in a narrow
   margin around it, and in a wide one when that does not account for the change. If part of the
   change is neither a card found now nor the place of a known card, something else (a hand)
-  is still there: wait for it to go (for at most max_hand_wait frames). Each card found where
-  the picture changed is classified, upright and turned half round;
+  is still there: wait for it to go (for at most max_hand_wait frames). A known card whose
+  place changed with no card found on it may have its twin laid square on it (only the parts
+  of the picture that differ changed, too little to outline): a card is looked for at its
+  outline. Each card found where the picture changed is classified, upright and turned half
+  round; one the model will not name is outlined again by the pictures of the cards lying by (a
+  part of its picture may have been outlined) and read there;
 - then the change is explained (vision.zone): the zone holds the table and every card known to
   lie on it, bottom up, each with the picture it showed when it was laid. Each explanation —
   which known cards stayed, went (slid away) or moved (pushed: to an outline found now, or to
-  where its own picture is found nearby), and which cards found now are new (each drawn at the
-  outline its label's picture gives it: a card of that label lying here first, so that a card
-  pushed is weighed as new and as pushed at one outline) — is drawn and compared with the
-  picture; the best fit, after a small price per happening, is taken. A card slid off another reveals the one beneath as it was laid; a pushed card or a twin laid a little
-  off its twin leaves a sliver of what lay under it: the drawing tells these from a new card
-  where rules about outlines cannot. A new card is a `Placement`, or `Unsure` when the
-  classifier will not name it, not even at a second look (vision.reading: outlines a little off
-  the located one); a card asked about that the model names later where it lies is a
-  `Placement` then (it counts once). The explaining is done at the next frame's call, from the
-  settled frame's picture: a placement's work is shared by two frames (see `feed`).
+  where its own picture is found nearby; turned a little, never to the other way up), and which
+  cards found now are new (each drawn at the outline its label's picture gives it: a card of
+  that label lying here first, so that a card pushed is weighed as new and as pushed at one
+  outline) — is drawn and compared with the picture; the best fit, after a small price per
+  happening, is taken. A card slid off another reveals the one beneath as it was laid; a pushed
+  card or a twin laid a little off its twin leaves a sliver of what lay under it: the drawing
+  tells these from a new card where rules about outlines cannot. A new card is a `Placement`, or
+  `Unsure` when the classifier will not name it, not even at a second look (vision.reading:
+  outlines a little off the located one); a card asked about that the model names later where it
+  lies is a `Placement` then (it counts once). The explaining is done at the next frame's call,
+  from the settled frame's picture: a placement's work is shared by two frames (see `feed`).
 Where overlapping quads compete (a card and half its picture), the best reading wins.
 Nothing here knows any game: labels are opaque strings.
 """
@@ -220,6 +225,7 @@ class PlacementDetector:
             self._accept(tiny, mid, self._zone.view(frame))     # a hand passed, or the light changed a little
             return []
         cands = self._locate_changed(frame, mask)
+        cands += self._laid_square_on_known(frame, mask, [q for q, _ in cands])
         if self._waited < self.max_hand_wait and self._something_else(mask, [q for q, _ in cands], frame.shape):
             self._waited += 1                # a hand lies still in the picture: wait for it to go
             self._still = self.settle_frames - 1
@@ -303,7 +309,8 @@ class PlacementDetector:
         mask = self._mask
         zone = self._zone
         view = zone.view(frame)
-        readings = self._one_per_place()
+        readings = [self._outlined_by_pictures_here(frame, view, p, prediction)
+                    for p, prediction in self._one_per_place()]
         # A new card is a card found now that the model names or is not sure of; one it reads as
         # no card only where nearly all of its place changed (a card-shaped thing laid there).
         candidates = [(p, prediction) for p, prediction in readings
@@ -398,6 +405,33 @@ class PlacementDetector:
         self._accept(tiny, mid, view)
         return events
 
+    def _outlined_by_pictures_here(self, frame, view, p, prediction):
+        """(pending, prediction) for a card found that the model will not name where enough of
+        its place changed for a card laid there: it may be outlined by a part of its picture (a
+        frame printed inside the card) or cut off. Its outline is fitted by the pictures of the
+        cards lying here (nearest first, one per label, the label the model leaned to first: a
+        card dealt is often the twin of one lying by), and where a fit is read as a card, that
+        outline and reading stand. Else the card is as found."""
+        if prediction.label is not None or p.changed < UNNAMED_NEW_CHANGE:
+            return p, prediction
+        labels = [prediction.leaning] if prediction.leaning is not None else []
+        centre = p.quad.mean(axis=0)
+        for k in sorted(self._known, key=lambda k: float(np.linalg.norm(k.quad.mean(axis=0) - centre))):
+            if k.label is not None and k.label not in labels:
+                labels.append(k.label)
+        for label in labels[:PICTURES_TRIED]:
+            printings = self._zone.printings(label, p.quad)
+            fitted = self._zone.fit_printed(view, printings[0], p.quad) if printings else None
+            if fitted is None:
+                continue
+            probs = self._probabilities(frame, [fitted])[0]
+            again = self.classifier.decide(probs)
+            if again.label is not None:
+                log.debug("card found at %s, %s, outlined by a picture of %s: %s %.2f", centre.round(),
+                          prediction.reason, label, again.label, again.confidence)
+                return _Pending(fitted, p.changed, probs * self._confirmed), again
+        return p, prediction
+
     def _shown(self, i, shape) -> float:
         """Share of known card i's place not under the known cards over it."""
         h, w = shape[:2]
@@ -423,7 +457,11 @@ class PlacementDetector:
             if np.linalg.norm(p.quad.mean(axis=0) - centre) > PUSH_FAR * length or quad_iou(p.quad, k.quad) >= SAME_PLACE_IOU:
                 continue
             pose = self._zone.fit_printed(view, k, p.quad)
-            poses.append(pose if pose is not None else self._zone.fit(view, k, self._zone.best_turn(view, k, p.quad)))
+            pose = pose if pose is not None else self._zone.fit(view, k, self._zone.best_turn(view, k, p.quad))
+            # A hand pushing a card shifts it and turns it a little, never round to the other way
+            # up: a card of its picture the other way up where it lay is its twin laid on it.
+            if _turn(k.quad, pose) <= PUSH_MAX_TURN:
+                poses.append(pose)
         over = [a.quad for a in self._known[i + 1:]]
         if self._mask_share(mask, k.quad, frame.shape, minus=over) >= PUSH_SEARCH_CHANGE:
             found = _pushed_to(frame, k)
@@ -534,6 +572,38 @@ class PlacementDetector:
             return found
         return inside
 
+    def _laid_square_on_known(self, frame, mask, found) -> list[tuple[np.ndarray, float]]:
+        """Cards laid (nearly) square on a known card that look like it (its twin, perhaps the
+        other way up): the picture there changes but hardly the outline, so the locator, which
+        scores an outline by its share of the change, finds none. Where enough of a known card's
+        place changed and no card found now overlaps it, a card is looked for at its outline
+        without the change as a hint. (A card slid off from there leaves the card beneath or the
+        table: read as such, the explanation weighs it as any card found.)"""
+        h, w = frame.shape[:2]
+        extra = []
+        for i, k in enumerate(self._known):
+            if self._shown(i, frame.shape) < PUSHABLE_SHOWN:
+                continue                     # under another card: a card laid on it would show on that
+            if any(_overlap(q, k.quad) > LAID_ON_OVERLAP for q in found + [q for q, _ in extra]):
+                continue
+            if self._mask_share(mask, k.quad, frame.shape) < LAID_ON_CHANGE:
+                continue
+            margin = LAID_ON_MARGIN * np.sqrt(quad_area(k.quad) * CARD_ASPECT)
+            (x0, y0), (x1, y1) = k.quad.min(axis=0) - margin, k.quad.max(axis=0) + margin
+            x0, y0, x1, y1 = max(0, int(x0)), max(0, int(y0)), min(w, int(x1) + 1), min(h, int(y1) + 1)
+            roi = frame[y0:y1, x0:x1]
+            area = float(roi.shape[0] * roi.shape[1])
+            offset = np.array([x0, y0], np.float32)
+            near = [(c.quad + offset, c.score) for c in
+                    locate_candidates(roi, min_area_frac=min(0.9, self.min_card_frac * h * w / area),
+                                      max_area_frac=min(1.0, self.max_card_frac * h * w / area))]
+            near = [(q, s) for q, s in near if quad_iou(q, k.quad) >= LAID_ON_IOU]
+            if near:
+                extra.append(max(near, key=lambda c: c[1]))
+        if extra:
+            log.debug("cards looked for where known cards lie: %s", [q.mean(axis=0).round().tolist() for q, _ in extra])
+        return extra
+
     def _locate_around(self, frame, mask, margin):
         """(cards found, region searched (x0, y0, x1, y1)) in the box around the change."""
         h, w = frame.shape[:2]
@@ -610,9 +680,17 @@ def _overlap(a, b) -> float:
 # A card found where less than this share of its place changed is not read: a known card in its
 # place (the explanation keeps it there).
 READ_MIN_CHANGE = 0.15
+# A card laid square on a known card is looked for (_laid_square_on_known) where at least
+# LAID_ON_CHANGE of the known card's place changed and no card found overlaps it by more than
+# LAID_ON_OVERLAP (of the smaller), in a margin of LAID_ON_MARGIN card lengths round it, at an
+# outline of at least LAID_ON_IOU with its own.
+LAID_ON_CHANGE, LAID_ON_OVERLAP, LAID_ON_MARGIN, LAID_ON_IOU = 0.15, 0.05, 0.5, 0.7
 # A card found that the model reads as no card is a new card only where this share of its place
 # changed (a card-shaped thing laid there: the table is asked to show it again).
 UNNAMED_NEW_CHANGE = 0.5
+# A card found that the model will not name is outlined by the pictures of at most this many
+# labels of the cards lying here (_outlined_by_pictures_here).
+PICTURES_TRIED = 3
 # A new card on what the zone never saw (vision.zone.Explanation.hidden) that did not change
 # elsewhere, over at least this share of its place, lay there all along.
 HIDDEN_ALL_ALONG = 0.85
@@ -625,6 +703,8 @@ TOUCHED_CHANGE = 0.03
 # A known card may have been pushed to an outline found at most this far (centre to centre, in
 # card lengths) that is not its very place (IoU below SAME_PLACE_IOU).
 PUSH_FAR, SAME_PLACE_IOU = 0.8, 0.9
+# A card pushed turns by at most this many degrees (the other way up is another card).
+PUSH_MAX_TURN = 90.0
 # A card may have been pushed only if at least this share of it is not under the cards over it.
 PUSHABLE_SHOWN = 0.75
 # Its own picture is looked for nearby where at least this share of what showed of it changed.
@@ -645,6 +725,13 @@ def _pushed_to(frame, known: ZoneCard) -> np.ndarray | None:
     if corr < max(PUSHED_LOOK, here + PUSHED_BETTER):
         return None
     return quad
+
+
+def _turn(a, b) -> float:
+    """Degrees (0-180) between the ways two outlines face (from each one's first to its second
+    corner: the corner order says which way up the picture lies)."""
+    (ax, ay), (bx, by) = a[1] - a[0], b[1] - b[0]
+    return float(abs(np.degrees(np.arctan2(ax * by - ay * bx, ax * bx + ay * by))))
 
 
 def _at_edge(quad, region, size) -> bool:
