@@ -579,25 +579,16 @@ class PlacementDetector:
         place changed and no card found now overlaps it, a card is looked for at its outline
         without the change as a hint. (A card slid off from there leaves the card beneath or the
         table: read as such, the explanation weighs it as any card found.)"""
-        h, w = frame.shape[:2]
         extra = []
         for i, k in enumerate(self._known):
-            if self._shown(i, frame.shape) < PUSHABLE_SHOWN:
-                continue                     # under another card: a card laid on it would show on that
-            if any(_overlap(q, k.quad) > LAID_ON_OVERLAP for q in found + [q for q, _ in extra]):
-                continue
-            if self._mask_share(mask, k.quad, frame.shape) < LAID_ON_CHANGE:
+            if (any(_overlap(q, k.quad) > LAID_ON_OVERLAP for q in found + [q for q, _ in extra])
+                    or self._mask_share(mask, k.quad, frame.shape) < LAID_ON_CHANGE
+                    or self._shown(i, frame.shape) < PUSHABLE_SHOWN):   # under another: laid on, it shows on that
                 continue
             margin = LAID_ON_MARGIN * np.sqrt(quad_area(k.quad) * CARD_ASPECT)
             (x0, y0), (x1, y1) = k.quad.min(axis=0) - margin, k.quad.max(axis=0) + margin
-            x0, y0, x1, y1 = max(0, int(x0)), max(0, int(y0)), min(w, int(x1) + 1), min(h, int(y1) + 1)
-            roi = frame[y0:y1, x0:x1]
-            area = float(roi.shape[0] * roi.shape[1])
-            offset = np.array([x0, y0], np.float32)
-            near = [(c.quad + offset, c.score) for c in
-                    locate_candidates(roi, min_area_frac=min(0.9, self.min_card_frac * h * w / area),
-                                      max_area_frac=min(1.0, self.max_card_frac * h * w / area))]
-            near = [(q, s) for q, s in near if quad_iou(q, k.quad) >= LAID_ON_IOU]
+            near = [(q, s) for q, s in self._locate_in(frame, (int(x0), int(y0), int(x1) + 1, int(y1) + 1))[0]
+                    if quad_iou(q, k.quad) >= LAID_ON_IOU]
             if near:
                 extra.append(max(near, key=lambda c: c[1]))
         if extra:
@@ -610,16 +601,29 @@ class PlacementDetector:
         mh, mw = mask.shape
         sx, sy = w / mw, h / mh
         ys, xs = np.nonzero(mask)
-        x0 = int(max(0, xs.min() * sx - margin)); x1 = int(min(w, (xs.max() + 1) * sx + margin))
-        y0 = int(max(0, ys.min() * sy - margin)); y1 = int(min(h, (ys.max() + 1) * sy + margin))
+        region = (int(xs.min() * sx - margin), int(ys.min() * sy - margin),
+                  int((xs.max() + 1) * sx + margin), int((ys.max() + 1) * sy + margin))
+        return self._locate_in(frame, region, mask)
+
+    def _locate_in(self, frame, region, mask=None):
+        """(cards found, region searched) in the region (x0, y0, x1, y1), clipped to the frame;
+        with the change mask as a hint (keeping quads nested in others, see locate_candidates)
+        if given. (A card's size bounds are the frame's, as a share of the region.)"""
+        h, w = frame.shape[:2]
+        x0, y0 = max(0, region[0]), max(0, region[1])
+        x1, y1 = min(w, region[2]), min(h, region[3])
         roi = frame[y0:y1, x0:x1]
         area = float(roi.shape[0] * roi.shape[1])
-        # The mask's pixels under the region at full size (what a nearest-neighbour resize of
-        # the whole mask would give there, without making the rest).
-        roi_mask = np.ascontiguousarray(mask[np.ix_((np.arange(y0, y1) * mh) // h, (np.arange(x0, x1) * mw) // w)])
+        hint = {}
+        if mask is not None:
+            # The mask's pixels under the region at full size (what a nearest-neighbour resize of
+            # the whole mask would give there, without making the rest).
+            mh, mw = mask.shape
+            hint = dict(extra_mask=np.ascontiguousarray(mask[np.ix_((np.arange(y0, y1) * mh) // h,
+                                                                    (np.arange(x0, x1) * mw) // w)]),
+                        keep_nested=True)
         found = locate_candidates(roi, min_area_frac=min(0.9, self.min_card_frac * h * w / area),
-                                  max_area_frac=min(1.0, self.max_card_frac * h * w / area),
-                                  extra_mask=roi_mask, keep_nested=True)
+                                  max_area_frac=min(1.0, self.max_card_frac * h * w / area), **hint)
         offset = np.array([x0, y0], np.float32)
         return [(c.quad + offset, c.score) for c in found], (x0, y0, x1, y1)
 
