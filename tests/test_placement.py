@@ -365,7 +365,9 @@ def _twin_laid_square(kind):
 def test_a_twin_laid_square_on_its_twin_the_other_way_up_is_not_that_card_pushed(kind):
     """A card laid (nearly) square on its twin, turned half round: its picture fits there as
     the twin's turned round, but a hand pushing a card never turns it the other way up, so it
-    is a new card; the twin slid away, the one beneath is seen again, not dealt."""
+    is a new card; the twin slid away, the one beneath is seen again, not dealt. (Without that
+    rule the dark cloth fails; on wood the turned pose does not win even so: that case guards
+    the rest of the judgement.)"""
     clip, _, _ = _twin_laid_square(kind)
     assert_events_match(run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames), clip.events)
 
@@ -379,22 +381,29 @@ def test_a_twin_laid_square_on_its_twin_is_looked_for_at_its_outline(monkeypatch
     from vision.geometry import quad_iou
 
     clip, twin, (laid_from, laid_to) = _twin_laid_square("dark")
+    events = _run_locating_otherwise(monkeypatch, clip, range(laid_from, laid_to),
+                                     lambda found: [(q, s) for q, s in found if quad_iou(q, twin) < 0.5])
+    assert_events_match(events, clip.events)
+
+
+def _run_locating_otherwise(monkeypatch, clip, frames, alter):
+    """The detector's events on the clip, where on the frames in `frames` the cards its search
+    by the change finds (_locate_changed) are `alter(found)`: the locator failing as it did in a
+    deal video."""
     real = PlacementDetector._locate_changed
-    frame_now = {}
+    now = {}
 
-    def blind(self, frame, mask, *, widen=True):
+    def altered(self, frame, mask, *, widen=True):
         found = real(self, frame, mask, widen=widen)
-        if laid_from <= frame_now["i"] < laid_to:
-            found = [(q, s) for q, s in found if quad_iou(q, twin) < 0.5]
-        return found
+        return alter(found) if now["i"] in frames else found
 
-    monkeypatch.setattr(PlacementDetector, "_locate_changed", blind)
+    monkeypatch.setattr(PlacementDetector, "_locate_changed", altered)
     detector = PlacementDetector(ColourClassifier(clip.faces))
     events = []
     for i, frame in enumerate(clip.frames):
-        frame_now["i"] = i
+        now["i"] = i
         events += detector.feed(frame, i)
-    assert_events_match(events, clip.events)
+    return events
 
 
 def test_a_card_outlined_by_a_part_of_its_picture_is_outlined_by_its_twin_lying_by(monkeypatch):
@@ -424,20 +433,8 @@ def test_a_card_outlined_by_a_part_of_its_picture_is_outlined_by_its_twin_lying_
     part = ((twin - centre) * 0.75 + centre + 0.12 * (twin[1] - twin[0])).astype(np.float32)
     detector = PlacementDetector(ColourClassifier(clip.faces))
     assert detector.classifier.decide(detector._probabilities(clip.frames[laid_to - 1], [part])[0]).label is None
-    real = PlacementDetector._locate_changed
-    frame_now = {}
-
-    def by_part(self, frame, mask, *, widen=True):
-        found = real(self, frame, mask, widen=widen)
-        if laid_from <= frame_now["i"] < laid_to:
-            found = [(part, s) if quad_iou(q, twin) >= 0.5 else (q, s) for q, s in found]
-        return found
-
-    monkeypatch.setattr(PlacementDetector, "_locate_changed", by_part)
-    events = []
-    for i, frame in enumerate(clip.frames):
-        frame_now["i"] = i
-        events += detector.feed(frame, i)
+    events = _run_locating_otherwise(monkeypatch, clip, range(laid_from, laid_to),
+                                     lambda found: [(part, s) if quad_iou(q, twin) >= 0.5 else (q, s) for q, s in found])
     assert_events_match(events, clip.events)
 
 
