@@ -37,6 +37,44 @@ def test_several_deal_videos_are_summed_with_each_ones_figures_kept(capsys, jobs
     assert video["placements"] == 6
 
 
+def test_a_traced_deal_video_logs_the_detectors_decisions_beside_the_truth(capsys, caplog):
+    """`--trace FIRST LAST`: over those frames, the cards lying, each true placement, the
+    detector's own DEBUG lines, and each event with the true card it overlaps and the IoU; the
+    figures are the untraced run's."""
+    import json
+    import logging
+
+    from vision.evaluate import deal_video, main
+
+    video = deal_video("flip7", 5, 3)
+    first = video.events[0].frame_index - 5
+    caplog.set_level(logging.INFO)             # as the command's own logging: INFO and up
+    caplog.handler.setLevel(logging.DEBUG)     # so that only the trace can let DEBUG lines through
+    assert main(["--deck", "flip7", "--video-only", "--placements", "3", "--video-seeds", "5",
+                 "--trace", str(first), str(len(video.frames) - 1)]) == 0
+    traced = json.loads(capsys.readouterr().out)["video"]
+    lines = [r.getMessage() for r in caplog.records]
+    assert any(line.startswith(f"trace frame {first}: lying") for line in lines)
+    assert sum("(true placement)" in line for line in lines) == 3
+    assert any(r.name == "vision.placement" and r.levelno == logging.DEBUG for r in caplog.records)
+    events = [line for line in lines if ": event " in line]
+    assert len(events) == traced["detected"] + traced["unsure"]
+    assert all(float(line.rsplit("IoU ", 1)[1].rstrip(")")) > 0.8 for line in events)
+    assert logging.getLogger("vision.placement").level == logging.NOTSET   # DEBUG only while tracing
+    assert main(["--deck", "flip7", "--video-only", "--placements", "3", "--video-seeds", "5"]) == 0
+    plain = json.loads(capsys.readouterr().out)["video"]
+    assert {k: plain[k] for k in ("missed", "doubled", "wrong", "unsure")} == \
+        {k: traced[k] for k in ("missed", "doubled", "wrong", "unsure")}
+
+
+def test_trace_needs_one_video(capsys):
+    from vision.evaluate import main
+
+    with pytest.raises(SystemExit):
+        main(["--deck", "flip7", "--video-only", "--video-seeds", "5", "6", "--trace", "0", "10"])
+    assert "--trace needs --video-only and exactly one video seed" in capsys.readouterr().err
+
+
 def test_the_detectors_reading_is_reported_both_ways_up_and_with_its_second_look(capsys):
     """`--reading-only`: the placement detector's reading of the test crops, with and without
     the second look; the second look only ever turns a "not sure" into a named card."""

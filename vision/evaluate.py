@@ -231,7 +231,8 @@ def deal_video(deck: str, seed: int, placements: int = 200, split: str = "heldou
     return make_deal_video(rng, picked, deck, split=split, p_repeat=0.0)
 
 
-def video_report(deck: str, models_dir: Path, seed: int, placements: int, split: str) -> dict:
+def video_report(deck: str, models_dir: Path, seed: int, placements: int, split: str,
+                 trace: tuple[int, int] | None = None) -> dict:
     from vision.classifier import CardClassifier
     from vision.placement import Placement, PlacementDetector
 
@@ -240,8 +241,14 @@ def video_report(deck: str, models_dir: Path, seed: int, placements: int, split:
     detected, unsure = [], []
     t0 = time.perf_counter()
     n = len(video.frames)
+    tracer = _Tracer(video, *trace) if trace else None
     for i, frame in enumerate(video.frames):
-        for event in detector.feed(frame, i):
+        if tracer:
+            tracer.before(i)
+        events = detector.feed(frame, i)
+        if tracer:
+            tracer.after(i, events)
+        for event in events:
             (detected if isinstance(event, Placement) else unsure).append(event)
         if (i + 1) % 1000 == 0:
             log.info("deal video: frame %d / %d, %d placements so far (%.0f frames/s)", i + 1, n, len(detected),
@@ -256,6 +263,48 @@ def video_report(deck: str, models_dir: Path, seed: int, placements: int, split:
     report["hard_cases"]["same_label_twice"] = sum(
         1 for a, b in zip(video.events, video.events[1:]) if a.label == b.label)
     return report
+
+
+class _Tracer:
+    """--trace FIRST LAST: the detector's decisions (vision.placement's DEBUG lines) over those
+    frames, beside the truth — the cards lying still whenever they change, each true placement,
+    and each event with the true card its outline overlaps most and by how much (IoU) — so a
+    single card's figures in a model card come from this command rather than a throwaway script."""
+
+    def __init__(self, video, first: int, last: int):
+        self.video, self.first, self.last = video, first, last
+        self.truth = {e.frame_index: e.label for e in video.events}
+        self.shown: list | None = None
+        self.logger = logging.getLogger("vision.placement")
+        self.level = self.logger.level
+
+    def before(self, i: int) -> None:
+        if i == self.first:
+            self.logger.setLevel(logging.DEBUG)
+        if not self.first <= i <= self.last:
+            return
+        lying = self.video.frames.lying(i)
+        now = [(c.label, c.quad.mean(axis=0).round().tolist()) for c in lying]
+        if now != self.shown:
+            log.info("trace frame %d: lying, bottom to top: %s", i, now)
+            self.shown = now
+        if i in self.truth:
+            log.info("trace frame %d: a %s lies still (true placement)", i, self.truth[i])
+
+    def after(self, i: int, events) -> None:
+        if self.first <= i <= self.last:
+            from vision.geometry import order_corners, quad_iou
+
+            lying = self.video.frames.lying(i)
+            for event in events:
+                ious = [quad_iou(order_corners(event.quad), order_corners(c.quad)) for c in lying]
+                best = int(np.argmax(ious)) if ious else -1
+                log.info("trace frame %d: event %s at %s; the true card it overlaps most: %s (IoU %.2f)", i,
+                         getattr(event, "label", None) or getattr(event, "reason", "?"),
+                         event.quad.mean(axis=0).round().tolist(),
+                         lying[best].label if best >= 0 else "none", ious[best] if best >= 0 else 0.0)
+        if i == self.last:
+            self.logger.setLevel(self.level)
 
 
 def _one_video(job) -> dict:
@@ -327,6 +376,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenes-only", action="store_true",
                         help="only the still photos read end to end (locate + warp + classify), with the "
                              "thresholds the sidecar holds; writes nothing")
+    parser.add_argument("--trace", type=int, nargs=2, metavar=("FIRST", "LAST"),
+                        help="with --video-only and one video seed: log the placement detector's decisions "
+                             "over frames FIRST..LAST beside the truth (cards lying, true placements, each "
+                             "event's IoU with the true card it overlaps most)")
     parser.add_argument("--reading-only", action="store_true",
                         help="only the placement detector's reading of the test crops (both ways up, and "
                              "with its second look), with the thresholds the sidecar holds; writes nothing")
@@ -348,6 +401,13 @@ def main(argv: list[str] | None = None) -> int:
     classifier = CardClassifier.load(args.deck, models_dir)
     t0 = time.perf_counter()
     video_seeds = args.video_seeds or [args.seed + 2]
+    if args.trace and not (args.video_only and len(video_seeds) == 1):
+        parser.error("--trace needs --video-only and exactly one video seed")
+    if args.trace:
+        video = video_report(args.deck, models_dir, video_seeds[0], args.placements, args.split,
+                             trace=tuple(args.trace))
+        print(json.dumps({"video": video, "minutes": round((time.perf_counter() - t0) / 60, 1)}, indent=2))
+        return 0
     if args.video_only:
         video = videos_report(args.deck, models_dir, video_seeds, args.placements, args.split, args.jobs)
         print(json.dumps({"video": video, "minutes": round((time.perf_counter() - t0) / 60, 1)}, indent=2))

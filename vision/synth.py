@@ -563,6 +563,10 @@ class VideoFrames(Sequence):
         for i in range(len(self)):
             yield self._render(i)
 
+    def lying(self, i: int) -> list[TrueCard]:
+        """The cards lying still in frame i, bottom to top (the truth, for tracing a detector)."""
+        return [TrueCard(self._cards[k].label, self._cards[k].quad) for k in self._plans[i].static]
+
     def _table(self, static: tuple[int, ...]) -> np.ndarray:
         key = tuple((k, self._cards[k].quad.tobytes()) for k in static)
         if key != self._cache_key:
