@@ -135,7 +135,11 @@ class CardClassifier:
 
     def logits(self, crops_bgr) -> np.ndarray:
         """Raw logits (N, C) for BGR crops."""
-        return self._session.run([self._output], {self._input: self.preprocess(crops_bgr)})[0]
+        return self.logits_of_input(self.preprocess(crops_bgr))
+
+    def logits_of_input(self, batch: np.ndarray) -> np.ndarray:
+        """Raw logits (N, C) for a batch already preprocessed (float32 NCHW)."""
+        return self._session.run([self._output], {self._input: batch})[0]
 
     def decide(self, probs: np.ndarray) -> Prediction:
         """The reject rule applied to one probability vector (possibly averaged over frames)."""
