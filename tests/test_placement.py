@@ -438,6 +438,39 @@ def test_a_card_outlined_by_a_part_of_its_picture_is_outlined_by_its_twin_lying_
     assert_events_match(events, clip.events)
 
 
+def test_a_card_not_sure_of_where_little_changed_is_outlined_by_a_picture_of_its_leaning():
+    """A dark card laid across dark cards on a dark cloth changes only a part of its place (Vengeance
+    deal video 9403, frame 9877: a `-4`, 31 % changed), and its outline found a little off reads
+    "not sure", leaning to its label. A picture of that label seen before, fitted there, outlines
+    the whole card, which is read. A "no card" reading there is left as it is: only where most of
+    its place changed may a card be outlined by the pictures lying by."""
+    from vision.classifier import NO_CARD
+    from vision.geometry import quad_iou
+    from vision.placement import _Pending
+
+    rng = np.random.default_rng(52)
+    clip = Clip(rng, "dark")
+    clip.still(5)
+    clip.place("red", card_quad((220, 240), 10, 170))
+    seen = len(clip.frames)
+    clip.still(5)
+    clip.place("red", card_quad((420, 250), 35, 170), side="right")
+    frame = clip.frames[-1]
+    twin = clip.lying[-1][1]
+    detector = PlacementDetector(ColourClassifier(clip.faces))
+    run(detector, clip.frames[:seen + 5])                      # it knows the first `red` only
+    centre = twin.mean(axis=0)
+    off = ((twin - centre) * 0.8 + centre + 0.15 * (twin[1] - twin[0])).astype(np.float32)
+    probs = detector._probabilities(frame, [off])[0]
+    view = detector._zone.view(frame)
+    unsure = Prediction(None, 0.6, NOT_SURE, "red")
+    pending, reading = detector._outlined_by_pictures_here(frame, view, _Pending(off, 0.31, probs), unsure)
+    assert reading.label == "red" and quad_iou(pending.quad, twin) >= 0.9
+    not_a_card = _Pending(off, 0.31, probs)
+    assert detector._outlined_by_pictures_here(frame, view, not_a_card, Prediction(None, 0.9, NO_CARD)) == \
+        (not_a_card, Prediction(None, 0.9, NO_CARD))
+
+
 @pytest.mark.parametrize("kind", ["wood", "cloth", "dark"])
 def test_cards_that_look_alike_laid_on_each_other_each_count(kind):
     """Cards of one family (same paper, same print; the model tells them apart) laid on each

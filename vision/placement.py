@@ -19,7 +19,8 @@ A state machine, per frame:
   of the picture that differ changed, too little to outline): a card is looked for at its
   outline. Each card found where the picture changed is classified, upright and turned half
   round; one the model will not name is outlined again by the pictures of the cards lying by (a
-  part of its picture may have been outlined) and read there;
+  part of its picture may have been outlined) and read there, and one it is not sure of by a
+  picture of the label it leaned to (its outline may be a little off);
 - then the change is explained (vision.zone): the zone holds the table and every card known to
   lie on it, bottom up, each with the picture it showed when it was laid. Each explanation —
   which known cards stayed, went (slid away) or moved (pushed: to an outline found now, or to
@@ -411,14 +412,19 @@ class PlacementDetector:
         frame printed inside the card) or cut off. Its outline is fitted by the pictures of the
         cards lying here (nearest first, one per label, the label the model leaned to first: a
         card dealt is often the twin of one lying by), and where a fit is read as a card, that
-        outline and reading stand. Else the card is as found."""
-        if prediction.label is not None or p.changed < UNNAMED_NEW_CHANGE:
+        outline and reading stand. Else the card is as found.
+
+        A card the model is not sure of is fitted by a picture of the label it leaned to however
+        little of its place changed: a dark card laid on dark cards and a dark cloth changes the
+        picture only in part, and its outline found a little off is read "not sure"."""
+        if prediction.label is not None:
             return p, prediction
-        labels = [prediction.leaning] if prediction.leaning is not None else []
+        labels = [prediction.leaning] if prediction.leaning is not None else []   # (not sure only)
         centre = p.quad.mean(axis=0)
-        for k in sorted(self._known, key=lambda k: float(np.linalg.norm(k.quad.mean(axis=0) - centre))):
-            if k.label is not None and k.label not in labels:
-                labels.append(k.label)
+        if p.changed >= UNNAMED_NEW_CHANGE:
+            for k in sorted(self._known, key=lambda k: float(np.linalg.norm(k.quad.mean(axis=0) - centre))):
+                if k.label is not None and k.label not in labels:
+                    labels.append(k.label)
         for label in labels[:PICTURES_TRIED]:
             printings = self._zone.printings(label, p.quad)
             fitted = self._zone.fit_printed(view, printings[0], p.quad) if printings else None
