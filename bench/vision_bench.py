@@ -10,6 +10,9 @@ MobileNetV3", table 2: the same layers, widths, kernels, squeeze-excite and acti
 norm folded into the convolutions as an exported inference model has it), at our model's input
 size for a fair ratio and at the standard 224x224.
 
+The photos and the deal video are drawn with `--deck`'s own renderer (a model timed on another
+deck's cards is not sure of them, and its second looks would be timed instead).
+
 A placement's work falls on two frames: the settled one (locate where it changed, warp, classify)
 and the next (explain the change: vision.zone); the placement figure is the costlier of the two.
 """
@@ -166,14 +169,14 @@ def rss_mb() -> float:
     return float("nan")
 
 
-def scenes(n: int, seed: int = 7):
+def scenes(n: int, deck: str, seed: int = 7):
     """Frames with one card lying in the deal zone (the placement case), 640x480."""
     from rules.cards import DECKS
     from vision.synth import make_scene
 
     rng = np.random.default_rng(seed)
-    labels = DECKS["flip7"].labels
-    return [make_scene(rng, [labels[int(rng.integers(len(labels)))]], size=(640, 480), split="heldout")
+    labels = DECKS[deck].labels
+    return [make_scene(rng, [labels[int(rng.integers(len(labels)))]], deck, size=(640, 480), split="heldout")
             for _ in range(n)]
 
 
@@ -184,18 +187,18 @@ def idle_frames(frame: np.ndarray, n: int, seed: int = 3) -> list[np.ndarray]:
             for _ in range(n)]
 
 
-def deal_frames(seed: int = 5, cards: int = 12):
+def deal_frames(deck: str, seed: int = 5, cards: int = 12):
     """A synthetic deal at 640x480 (hands, stacks, nudges, slides): rendered lazily, not timed."""
     from rules.cards import DECKS
     from vision.synth import make_deal_video
 
     rng = np.random.default_rng(seed)
-    labels = DECKS["flip7"].labels
-    return make_deal_video(rng, [labels[int(i)] for i in rng.integers(0, len(labels), cards)],
+    labels = DECKS[deck].labels
+    return make_deal_video(rng, [labels[int(i)] for i in rng.integers(0, len(labels), cards)], deck,
                            size=(640, 480), split="heldout").frames
 
 
-def measure(name: str, classifier, frames, crops, repeats: int, plays: int) -> dict:
+def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays: int) -> dict:
     print(f"\n== {name}")
     rss0 = rss_mb()
     classify_ms = timed(lambda: classifier.classify(crops[0]), repeats)
@@ -231,7 +234,7 @@ def measure(name: str, classifier, frames, crops, repeats: int, plays: int) -> d
     events = 0
     for play in range(plays):
         detector = PlacementDetector(classifier)
-        for index, frame in enumerate(deal_frames()):
+        for index, frame in enumerate(deal_frames(deck)):
             t, c = time.perf_counter(), time.process_time()
             found = len(detector.feed(frame, index))
             cpu, wall = (time.process_time() - c) * 1000.0, (time.perf_counter() - t) * 1000.0
@@ -312,16 +315,16 @@ def main() -> int:
     model_path = Path(ours.name)
     print(f"our model: {model_path} ({model_path.stat().st_size / 1024:.0f} KiB), input "
           f"{spec.width}x{spec.height}, {len(spec.classes)} classes")
-    frames = scenes(8)
+    frames = scenes(8, args.deck)
     crops = [warp_card(f, t[0].quad) for f, t in frames]
     rss_start = rss_mb()
-    results = {"ours": measure("our model", ours, frames, crops, args.repeats, args.plays)}
+    results = {"ours": measure("our model", ours, args.deck, frames, crops, args.repeats, args.plays)}
     calibrated_reading(ours, args.deck, crops[0], args.repeats)
     # tracemalloc hooks every allocation (it made the placement frame ~1.6x slower here), so the
     # Python-side peak is taken in a pass of its own, after the timings.
     tracemalloc.start()
     detector = PlacementDetector(ours)
-    for index, frame in enumerate(deal_frames()):
+    for index, frame in enumerate(deal_frames(args.deck)):
         detector.feed(frame, index)
     for frame, _ in frames:
         ours.classify_batch([warp_card(frame, q) for q in find_cards(frame)])
@@ -343,7 +346,7 @@ def main() -> int:
             baseline = CardClassifier(onnx_session(path), base_spec, name=str(path))
             key = f"{h}x{w}"
             results[key] = measure(f"{label} ({params / 1e6:.2f} M parameters, "
-                                   f"{path.stat().st_size / 1e6:.1f} MB)", baseline, frames, crops, args.repeats, args.plays)
+                                   f"{path.stat().st_size / 1e6:.1f} MB)", baseline, args.deck, frames, crops, args.repeats, args.plays)
             print(f"session resident memory: {rss_mb() - rss0:.1f} MB")
 
     ours = results["ours"]
