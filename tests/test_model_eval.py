@@ -51,7 +51,7 @@ def test_a_traced_deal_video_logs_the_detectors_decisions_beside_the_truth(capsy
     caplog.set_level(logging.INFO)             # as the command's own logging: INFO and up
     caplog.handler.setLevel(logging.DEBUG)     # so that only the trace can let DEBUG lines through
     assert main(["--deck", "flip7", "--video-only", "--placements", "3", "--video-seeds", "5",
-                 "--trace", str(first), str(len(video.frames) - 1)]) == 0
+                 "--trace", str(first), str(len(video.frames) + 100)]) == 0      # past its end
     traced = json.loads(capsys.readouterr().out)["video"]
     lines = [r.getMessage() for r in caplog.records]
     assert any(line.startswith(f"trace frame {first}: lying") for line in lines)
@@ -67,12 +67,15 @@ def test_a_traced_deal_video_logs_the_detectors_decisions_beside_the_truth(capsy
         {k: traced[k] for k in ("missed", "doubled", "wrong", "unsure")}
 
 
-def test_trace_needs_one_video(capsys):
+def test_trace_needs_one_video_and_a_range_of_frames(capsys):
     from vision.evaluate import main
 
     with pytest.raises(SystemExit):
         main(["--deck", "flip7", "--video-only", "--video-seeds", "5", "6", "--trace", "0", "10"])
     assert "--trace needs --video-only and exactly one video seed" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--deck", "flip7", "--video-only", "--video-seeds", "5", "--trace", "10", "0"])
+    assert "needs 0 <= FIRST <= LAST" in capsys.readouterr().err
 
 
 def test_the_detectors_reading_is_reported_both_ways_up_and_with_its_second_look(capsys):

@@ -253,6 +253,8 @@ def video_report(deck: str, models_dir: Path, seed: int, placements: int, split:
         if (i + 1) % 1000 == 0:
             log.info("deal video: frame %d / %d, %d placements so far (%.0f frames/s)", i + 1, n, len(detected),
                      (i + 1) / (time.perf_counter() - t0))
+    if tracer:
+        tracer.done()
     for event in detector.finish():
         (detected if isinstance(event, Placement) else unsure).append(event)
     report = match_events(video.events, detected, video.fps)
@@ -304,7 +306,11 @@ class _Tracer:
                          event.quad.mean(axis=0).round().tolist(),
                          lying[best].label if best >= 0 else "none", ious[best] if best >= 0 else 0.0)
         if i == self.last:
-            self.logger.setLevel(self.level)
+            self.done()
+
+    def done(self) -> None:
+        """DEBUG lines only over the frames asked for (also when the video ends before LAST)."""
+        self.logger.setLevel(self.level)
 
 
 def _one_video(job) -> dict:
@@ -403,6 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     video_seeds = args.video_seeds or [args.seed + 2]
     if args.trace and not (args.video_only and len(video_seeds) == 1):
         parser.error("--trace needs --video-only and exactly one video seed")
+    if args.trace and not 0 <= args.trace[0] <= args.trace[1]:
+        parser.error("--trace FIRST LAST needs 0 <= FIRST <= LAST (frame numbers of the video)")
     if args.trace:
         video = video_report(args.deck, models_dir, video_seeds[0], args.placements, args.split,
                              trace=tuple(args.trace))
