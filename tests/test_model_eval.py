@@ -39,7 +39,7 @@ def test_several_deal_videos_are_summed_with_each_ones_figures_kept(capsys, jobs
 
 def test_a_traced_deal_video_logs_the_detectors_decisions_beside_the_truth(capsys, caplog):
     """`--trace FIRST LAST`: over those frames, the cards lying, each true placement, the
-    detector's own DEBUG lines, and each event with the true card it overlaps and the IoU; the
+    detector's own DEBUG lines, and each event with the true cards it overlaps and the IoUs; the
     figures are the untraced run's."""
     import json
     import logging
@@ -59,7 +59,7 @@ def test_a_traced_deal_video_logs_the_detectors_decisions_beside_the_truth(capsy
     assert any(r.name == "vision.placement" and r.levelno == logging.DEBUG for r in caplog.records)
     events = [line for line in lines if ": event " in line]
     assert len(events) == traced["detected"] + traced["unsure"]
-    assert all(float(line.rsplit("IoU ", 1)[1].rstrip(")")) > 0.8 for line in events)
+    assert all(float(line.split("overlaps (IoU): ", 1)[1].split(",")[0].split()[1]) > 0.8 for line in events)
     assert logging.getLogger("vision.placement").level == logging.NOTSET   # DEBUG only while tracing
     assert main(["--deck", "flip7", "--video-only", "--placements", "3", "--video-seeds", "5"]) == 0
     plain = json.loads(capsys.readouterr().out)["video"]

@@ -270,7 +270,7 @@ def video_report(deck: str, models_dir: Path, seed: int, placements: int, split:
 class _Tracer:
     """--trace FIRST LAST: the detector's decisions (vision.placement's DEBUG lines) over those
     frames, beside the truth — the cards lying still whenever they change, each true placement,
-    and each event with the true card its outline overlaps most and by how much (IoU) — so a
+    and each event with the true cards its outline overlaps, most first, and by how much (IoU) — so a
     single card's figures in a model card come from this command rather than a throwaway script."""
 
     def __init__(self, video, first: int, last: int):
@@ -299,12 +299,12 @@ class _Tracer:
 
             lying = self.video.frames.lying(i)
             for event in events:
-                ious = [quad_iou(order_corners(event.quad), order_corners(c.quad)) for c in lying]
-                best = int(np.argmax(ious)) if ious else -1
-                log.info("trace frame %d: event %s at %s; the true card it overlaps most: %s (IoU %.2f)", i,
+                ious = sorted(((quad_iou(order_corners(event.quad), order_corners(c.quad)), c.label) for c in lying),
+                              reverse=True)
+                log.info("trace frame %d: event %s at %s; true cards it overlaps (IoU): %s", i,
                          getattr(event, "label", None) or getattr(event, "reason", "?"),
                          event.quad.mean(axis=0).round().tolist(),
-                         lying[best].label if best >= 0 else "none", ious[best] if best >= 0 else 0.0)
+                         ", ".join(f"{label} {iou:.2f}" for iou, label in ious if iou >= 0.05) or "none")
         if i == self.last:
             self.done()
 
@@ -385,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trace", type=int, nargs=2, metavar=("FIRST", "LAST"),
                         help="with --video-only and one video seed: log the placement detector's decisions "
                              "over frames FIRST..LAST beside the truth (cards lying, true placements, each "
-                             "event's IoU with the true card it overlaps most)")
+                             "event's IoU with the true cards it overlaps)")
     parser.add_argument("--reading-only", action="store_true",
                         help="only the placement detector's reading of the test crops (both ways up, and "
                              "with its second look), with the thresholds the sidecar holds; writes nothing")

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from vision.classifier import NOT_SURE
+from vision.classifier import NOT_SURE, Prediction
 from vision.geometry import CARD_ASPECT, intersection_area, quad_area, quad_aspect, quad_iou
 from vision.locate import locate_candidates
 from vision.reading import read_again, read_probabilities
@@ -345,7 +345,7 @@ class PlacementDetector:
                                     for q, (p, prediction) in zip(outlines, candidates)])
         log.debug("frame %d: known %s; found %s; explained: gone %s, moved %s, new %s (misfit %.2f)", frame_index,
                   [(k.guess, k.quad.mean(axis=0).round().tolist()) for k in self._known],
-                  [(prediction.label or prediction.reason, round(prediction.confidence, 2),
+                  [(_said(prediction), round(prediction.confidence, 2),
                     p.quad.mean(axis=0).round().tolist(), round(p.changed, 2)) for p, prediction in candidates],
                   [self._known[i].guess for i in explanation.gone],
                   {self._known[i].guess: q.mean(axis=0).round().tolist() for i, q in explanation.moved.items()},
@@ -735,6 +735,13 @@ def _pushed_to(frame, known: ZoneCard) -> np.ndarray | None:
     if corr < max(PUSHED_LOOK, here + PUSHED_BETTER):
         return None
     return quad
+
+
+def _said(prediction: Prediction) -> str:
+    """A reading as the logs show it: the label, or the reason with the card leaned to."""
+    if prediction.label is not None:
+        return prediction.label
+    return f"{prediction.reason} ({prediction.leaning}?)" if prediction.leaning else str(prediction.reason)
 
 
 def _turn(a, b) -> float:
