@@ -67,6 +67,22 @@ def test_a_traced_deal_video_logs_the_detectors_decisions_beside_the_truth(capsy
         {k: traced[k] for k in ("missed", "doubled", "wrong", "unsure")}
 
 
+def test_a_deal_video_under_a_changing_light(capsys):
+    """`--light KIND`: the same video with the light changing now and then; the report says so."""
+    import json
+
+    from vision.evaluate import main
+    from vision.synth import ChangingLight
+
+    assert main(["--deck", "flip7", "--video-only", "--placements", "3", "--video-seeds", "5",
+                 "--light", "shadow"]) == 0
+    video = json.loads(capsys.readouterr().out)["video"]
+    assert video["light"] == "shadow" and video["placements"] == 3
+    light = ChangingLight([None] * 1500, "dim")
+    assert [light.amount(i) for i in (0, 199, 200, 204, 208, 450, 458, 462, 466, 900, 904)] == \
+        [0.0, 0.0, 0.0, 0.5, 1.0, 1.0, 1.0, 0.5, 0.0, 0.0, 0.5]
+
+
 def test_trace_needs_one_video_and_a_range_of_frames(capsys):
     from vision.evaluate import main
 

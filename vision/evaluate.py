@@ -16,7 +16,9 @@ Held-out means: other seeds AND renderer/surface settings never used in training
 3. still photos (seed --seed + 3, --scenes photos of 1-4 cards): locate, warp and classify end
    to end, as `tablemate scan` does (`--scenes-only` runs just that);
 4. deal video (seed --seed + 2, --placements placements): feed every frame to
-   vision.placement.PlacementDetector and count missed / doubled / wrong placements.
+   vision.placement.PlacementDetector and count missed / doubled / wrong placements
+   (`--video-only` runs just that; `--light KIND` with the light over the table changing now
+   and then, vision.synth.ChangingLight).
 The thresholds and figures are written into models/<deck>.json unless --dry-run.
 """
 
@@ -232,9 +234,10 @@ def deal_video(deck: str, seed: int, placements: int = 200, split: str = "heldou
 
 
 def video_report(deck: str, models_dir: Path, seed: int, placements: int, split: str,
-                 trace: tuple[int, int] | None = None) -> dict:
+                 trace: tuple[int, int] | None = None, light: str | None = None) -> dict:
     from vision.classifier import CardClassifier
     from vision.placement import Placement, PlacementDetector
+    from vision.synth import ChangingLight
 
     video = deal_video(deck, seed, placements, split)
     detector = PlacementDetector(CardClassifier.load(deck, models_dir))
@@ -242,7 +245,8 @@ def video_report(deck: str, models_dir: Path, seed: int, placements: int, split:
     t0 = time.perf_counter()
     n = len(video.frames)
     tracer = _Tracer(video, *trace) if trace else None
-    for i, frame in enumerate(video.frames):
+    frames = ChangingLight(video.frames, light) if light else video.frames
+    for i, frame in enumerate(frames):
         if tracer:
             tracer.before(i)
         events = detector.feed(frame, i)
@@ -260,6 +264,8 @@ def video_report(deck: str, models_dir: Path, seed: int, placements: int, split:
     report = match_events(video.events, detected, video.fps)
     report["unsure"] = len(unsure)
     report["frames"] = n
+    if light:
+        report["light"] = light
     report["hard_cases"] = dict(Counter(note["kind"] for note in video.notes))
     report["hard_cases"]["on_top"] = sum(1 for note in video.notes if note.get("on_top"))
     report["hard_cases"]["same_label_twice"] = sum(
@@ -314,18 +320,19 @@ class _Tracer:
 
 
 def _one_video(job) -> dict:
-    deck, models_dir, seed, placements, split = job
-    log.info("deal video: %d placements (%s split, seed %d)", placements, split, seed)
-    report = video_report(deck, models_dir, seed, placements, split)
+    deck, models_dir, seed, placements, split, light = job
+    log.info("deal video: %d placements (%s split, seed %d%s)", placements, split, seed,
+             f", the light changing: {light}" if light else "")
+    report = video_report(deck, models_dir, seed, placements, split, light=light)
     log.info("deal video seed %d: %s", seed, json.dumps(report))
     return report
 
 
 def videos_report(deck: str, models_dir: Path, seeds: list[int], placements: int, split: str,
-                  jobs: int = 1) -> dict:
+                  jobs: int = 1, light: str | None = None) -> dict:
     """video_report for each seed (`jobs` videos at a time, each in its own process); with
     several, the counts summed and each video's report kept."""
-    work = [(deck, models_dir, seed, placements, split) for seed in seeds]
+    work = [(deck, models_dir, seed, placements, split, light) for seed in seeds]
     if jobs > 1 and len(seeds) > 1:
         import multiprocessing
 
@@ -355,6 +362,8 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def main(argv: list[str] | None = None) -> int:
+    from vision.synth import LIGHT_CHANGES
+
     parser = argparse.ArgumentParser(prog="python -m vision.evaluate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--deck", default="flip7")
@@ -382,6 +391,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenes-only", action="store_true",
                         help="only the still photos read end to end (locate + warp + classify), with the "
                              "thresholds the sidecar holds; writes nothing")
+    parser.add_argument("--light", choices=LIGHT_CHANGES, default=None,
+                        help="with --video-only: the deal videos under a light that changes every 700 frames "
+                             "(over 8 frames, for 250; vision.synth.ChangingLight): dim, bright (burning out the "
+                             "light parts), shadow (half the table in shade) or warm (a lamp's colour)")
     parser.add_argument("--trace", type=int, nargs=2, metavar=("FIRST", "LAST"),
                         help="with --video-only and one video seed: log the placement detector's decisions "
                              "over frames FIRST..LAST beside the truth (cards lying, true placements, each "
@@ -413,11 +426,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--trace FIRST LAST needs 0 <= FIRST <= LAST (frame numbers of the video)")
     if args.trace:
         video = video_report(args.deck, models_dir, video_seeds[0], args.placements, args.split,
-                             trace=tuple(args.trace))
+                             trace=tuple(args.trace), light=args.light)
         print(json.dumps({"video": video, "minutes": round((time.perf_counter() - t0) / 60, 1)}, indent=2))
         return 0
+    if args.light and not args.video_only:
+        parser.error("--light needs --video-only")
     if args.video_only:
-        video = videos_report(args.deck, models_dir, video_seeds, args.placements, args.split, args.jobs)
+        video = videos_report(args.deck, models_dir, video_seeds, args.placements, args.split, args.jobs,
+                              args.light)
         print(json.dumps({"video": video, "minutes": round((time.perf_counter() - t0) / 60, 1)}, indent=2))
         ok = video["missed"] == 0 and video["doubled"] == 0 and video["wrong"] == 0
         print("deal-video targets met" if ok else "deal-video targets NOT met", file=sys.stderr)
