@@ -226,6 +226,17 @@ def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays
     idle_ms = timed(idle, repeats * 2)
     assert detector.state == "idle", "the idle frames disturbed the detector"
     print(f"idle frame (nothing changed, 640x480):                   {summary(idle_ms)}")
+    # The same still table after the light changed (a lamp, a shadow): each frame's light is
+    # measured and taken out (vision.light) before it is compared.
+    dimmed = [np.clip(f.astype(np.float32) * 0.75, 0, 255).astype(np.uint8) for f in still]
+    j = [0]
+
+    def idle_in_changed_light():
+        j[0] += 1
+        detector.feed(dimmed[j[0] % len(dimmed)], i[0] + j[0])
+    relit_ms = timed(idle_in_changed_light, repeats)
+    assert detector.state == "idle", "the change of light disturbed the detector"
+    print(f"idle frame after the light changed (x0.75, taken out):   {summary(relit_ms)}")
 
     # The detector over a whole deal: what each kind of frame costs in the real loop. The deal is
     # played `plays` times, a fresh detector each time (the same steps on the same frames); a
@@ -274,6 +285,7 @@ def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays
             "classify": statistics.median(classify_ms), "classify_cpu": statistics.median(classify_ms.cpu),
             "preprocess_cpu": statistics.median(preprocess_ms.cpu), "network_cpu": statistics.median(network_ms.cpu),
             "idle": statistics.median(idle_ms), "idle_cpu": statistics.median(idle_ms.cpu),
+            "idle_relit": statistics.median(relit_ms),
             "placement": statistics.median(locate or [float("nan")]),
             "placement_cpu": statistics.median(locate.cpu or [float("nan")]),
             "placement_max": max(locate or [float("nan")]), "placement_n": len(locate),
@@ -367,6 +379,7 @@ def main() -> int:
           f"(locate + judge {ours['placement_both']:.2f} ms), each its median of {args.plays} plays); per card vs "
           f"MobileNetV3-small: {same['classify_cpu'] / ours['classify_cpu']:.1f}x at our input size, "
           f"{results['224x224']['classify_cpu'] / ours['classify_cpu']:.1f}x at 224x224 (CPU)")
+    print(f"idle frame after the light changed: {ours['idle_relit']:.3f} ms (its light measured and taken out)")
     print(f"a card the model is not sure of adds its second look to the judging frame: "
           f"{ours['judge'] + ours['second_look']:.2f} ms in all")
     print(f"load average while measuring: {os.getloadavg()[0]:.2f} (other processes share this machine)")

@@ -2,7 +2,10 @@
 
 A state machine, per frame:
 - idle: the frame, shrunk to 160x120 grey, is compared with the last stable frame; if (almost)
-  nothing changed, nothing else is done (well under a millisecond);
+  nothing changed, nothing else is done (well under a millisecond). If it changed, and the
+  change is the light's (smooth over most of the picture: a lamp, a shadow, the camera's
+  exposure; vision.light), the frame is seen in the stable frame's light from then on (still
+  idle, if that was all; about a millisecond);
 - disturbed: something changed; wait until the picture is still: no change from the previous
   frame nor from the first frame of the still run, for a few frames (a hand slowing down
   moves little per frame but a lot over several). Meanwhile, a new card that already lies
@@ -49,6 +52,7 @@ import numpy as np
 
 from vision.classifier import NOT_SURE, Prediction
 from vision.geometry import CARD_ASPECT, intersection_area, quad_area, quad_aspect, quad_iou
+from vision.light import light_change, relight
 from vision.locate import locate_candidates
 from vision.reading import read_again, read_probabilities
 from vision.zone import Zone, ZoneCard, search
@@ -171,6 +175,14 @@ class PlacementDetector:
             self.step = "start"
             self._start(frame_bgr, tiny)
             return []
+        gain = None
+        if self._changed(tiny, self._ref_tiny) > self.change_pixels:
+            # Changed from the reference: if by the light (vision.light), the frame is seen in the
+            # reference's light from here on (the usual still frame skips this). The small copies
+            # first: a still table in a changed light ends there, as idle.
+            gain = light_change(self._mid(frame_bgr), self._ref_mid)
+            if gain is not None:
+                tiny, mid = self._relit(frame_bgr, gain)
         self.step = "watch"
         if self.state == IDLE:
             if self._changed(tiny, self._ref_tiny) <= self.change_pixels:
@@ -180,6 +192,9 @@ class PlacementDetector:
             self._prev_tiny = tiny
             self._recent, self._early_tried = [tiny], 0
             return []
+        if gain is not None:                 # what follows reads the whole frame: in that light too
+            frame_bgr = relight(frame_bgr, gain)
+            self._mid_of = (frame_bgr, mid)
         # Still = no change from the last frame, nor from the first frame of the still run (a
         # hand slowing down moves a little each frame and a lot over a few).
         moving = self._changed(tiny, self._prev_tiny) > self.change_pixels
@@ -508,6 +523,13 @@ class PlacementDetector:
         and the zone's view of it: what the table showed before the next change)."""
         self._ref_tiny, self._ref_mid, self._ref_view = tiny, mid, view
         self.state, self._pending, self._mask, self._early_cards = IDLE, [], None, []
+
+    def _relit(self, frame, gain) -> tuple[np.ndarray, np.ndarray]:
+        """(tiny, mid) of the frame in the reference's light (vision.light), from its small copies."""
+        mid = relight(self._mid(frame), gain)
+        if self.tiny_long_side == self.mid_long_side:
+            return cv2.cvtColor(mid, cv2.COLOR_BGR2GRAY), mid
+        return cv2.cvtColor(relight(_shrunk(frame, self.tiny_long_side), gain), cv2.COLOR_BGR2GRAY), mid
 
     def _tiny(self, frame) -> np.ndarray:
         if self.tiny_long_side == self.mid_long_side:    # the same shrink, once a frame

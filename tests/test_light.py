@@ -1,0 +1,126 @@
+"""A change of light over the table (a lamp, a cloud, a player's shadow, the camera's exposure and
+white balance) is measured and taken out (vision.light), so the placement detector neither counts
+the cards lying there again nor misses one laid while the light is changed."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from tests.vision_fixtures import Clip, ColourClassifier, card_face, card_quad, hand, place, surface
+from vision.light import light_change, relight
+from vision.placement import Placement, PlacementDetector, Unsure
+
+W, H = 640, 480
+
+
+def _small(frame):
+    return cv2.resize(frame, (160, 120), interpolation=cv2.INTER_AREA)
+
+
+def _table_with_cards(seed=0, kind="wood"):
+    rng = np.random.default_rng(seed)
+    frame = surface(rng, kind, (W, H))
+    place(frame, card_face(rng, "7", (40, 40, 210)), card_quad((200, 240), 10, 170))
+    place(frame, card_face(rng, "3", (200, 90, 30)), card_quad((430, 250), -20, 170))
+    return frame
+
+
+def _lit(frame, field):
+    """frame under a light that multiplies it by field ((H, W) or (H, W, 3))."""
+    field = field if field.ndim == 3 else field[..., None]
+    return np.clip(frame.astype(np.float32) * field, 0, 255).astype(np.uint8)
+
+
+def _field(kind, amount=1.0):
+    ramp = np.linspace(0, 1, W, dtype=np.float32)[None, :].repeat(H, 0)
+    full = {"dim": np.full((H, W), 0.7, np.float32),
+            "shadow": 0.55 + 0.45 * np.clip(ramp * 2, 0, 1),                  # the left half in shade
+            "warm": np.ones((H, W, 3), np.float32) * np.array([0.8, 0.97, 1.06], np.float32)}[kind]   # (no channel clipped)
+    return 1 + (full - 1) * amount
+
+
+@pytest.mark.parametrize("kind", ["dim", "shadow", "warm"])
+def test_a_change_of_light_is_measured_and_taken_out(kind):
+    ref = _table_with_cards()
+    now = _lit(ref, _field(kind))
+    gain = light_change(_small(now), _small(ref))
+    assert gain is not None
+    back = relight(now, gain)
+    diff = np.abs(back.astype(np.int16) - ref.astype(np.int16)).max(axis=2)
+    assert np.mean(diff > 18) < 0.005            # the detector's pixel threshold: nothing left to see
+
+
+def test_the_same_light_is_no_change_of_light():
+    rng = np.random.default_rng(1)
+    ref = _table_with_cards()
+    noisy = np.clip(ref.astype(np.int16) + rng.normal(0, 2.5, ref.shape).astype(np.int16), 0, 255).astype(np.uint8)
+    assert light_change(_small(noisy), _small(ref)) is None
+
+
+def test_a_card_laid_or_a_hand_is_not_a_change_of_light():
+    ref = _table_with_cards()
+    laid = ref.copy()
+    place(laid, card_face(np.random.default_rng(2), "9", (40, 160, 40)), card_quad((320, 330), 70, 180))
+    assert light_change(_small(laid), _small(ref)) is None
+    reaching = laid.copy()
+    hand(reaching, np.random.default_rng(3), (330, 260), "bottom")
+    assert light_change(_small(reaching), _small(ref)) is None
+
+
+def test_a_card_laid_while_the_light_dims_leaves_the_light_measured_without_it():
+    ref = _table_with_cards()
+    laid = ref.copy()
+    place(laid, card_face(np.random.default_rng(2), "9", (40, 160, 40)), card_quad((320, 330), 70, 180))
+    gain = light_change(_small(_lit(laid, _field("dim"))), _small(ref))
+    assert gain is not None and np.allclose(gain, 0.7, atol=0.02)
+
+
+def test_a_picture_too_dark_to_measure_is_left_as_it_is():
+    ref = np.full((H, W, 3), 8, np.uint8)
+    assert light_change(_small(ref // 2), _small(ref)) is None
+
+
+def _clip_with_light_change(kind, seed=3):
+    """A deal in which the light changes (over 6 frames) after two cards lie, a card is laid and
+    one nudged in the changed light, and the light goes back."""
+    clip = Clip(np.random.default_rng(seed), "wood")
+    clip.still(5)
+    clip.place("red", card_quad((180, 230), 10, 170))
+    clip.place("blue", card_quad((440, 240), -15, 170), side="right")
+    changed_from = len(clip.frames)
+    clip.still(25)
+    clip.place("green", card_quad((320, 330), 80, 160))
+    clip.nudge(0, (8, 4), 3)
+    changed_to = len(clip.frames)
+    clip.still(25)
+    clip.place("violet", card_quad((330, 150), 85, 150), side="top")
+
+    def amount(i):
+        return float(np.clip(min(i - changed_from, changed_to - i) / 6, 0, 1))
+    frames = [_lit(f, _field(kind, amount(i))) if amount(i) > 0 else f for i, f in enumerate(clip.frames)]
+    return clip, frames
+
+
+@pytest.mark.parametrize("kind", ["dim", "shadow", "warm"])
+def test_cards_lying_while_the_light_changes_are_not_counted_again_and_one_laid_then_counts(kind):
+    clip, frames = _clip_with_light_change(kind)
+    detector = PlacementDetector(ColourClassifier(clip.faces))
+    events = [e for i, f in enumerate(frames) for e in detector.feed(f, i)]
+    assert [e for e in events if isinstance(e, Unsure)] == []
+    assert [e.label for e in events if isinstance(e, Placement)] == [label for _, label in clip.events]
+
+
+@pytest.mark.parametrize("kind", ["dim", "shadow", "warm"])
+def test_without_the_light_taken_out_the_same_deal_goes_wrong(monkeypatch, kind):
+    """The test above measures the light's being taken out, not a deal any detector gets right
+    (without it: cards lying counted again after the light changed, and prompts)."""
+    import vision.placement
+
+    monkeypatch.setattr(vision.placement, "light_change", lambda now, ref: None)
+    clip, frames = _clip_with_light_change(kind)
+    detector = PlacementDetector(ColourClassifier(clip.faces))
+    events = [e for i, f in enumerate(frames) for e in detector.feed(f, i)]
+    assert [e.label for e in events if isinstance(e, Placement)] != [label for _, label in clip.events] \
+        or any(isinstance(e, Unsure) for e in events)
