@@ -176,16 +176,18 @@ class PlacementDetector:
             self._start(frame_bgr, tiny)
             return []
         gain = None
-        if self._changed(tiny, self._ref_tiny) > self.change_pixels:
+        changed = self._changed(tiny, self._ref_tiny)
+        if changed > self.change_pixels:
             # Changed from the reference: if by the light (vision.light), the frame is seen in the
             # reference's light from here on (the usual still frame skips this). The small copies
             # first: a still table in a changed light ends there, as idle.
             gain = light_change(self._mid(frame_bgr), self._ref_mid)
             if gain is not None:
                 tiny, mid = self._relit(frame_bgr, gain)
+                changed = self._changed(tiny, self._ref_tiny)
         self.step = "watch"
         if self.state == IDLE:
-            if self._changed(tiny, self._ref_tiny) <= self.change_pixels:
+            if changed <= self.change_pixels:
                 self.step = "idle"
                 return []
             self.state, self._still, self._waited = DISTURBED, 0, 0
