@@ -8,18 +8,11 @@ import cv2
 import numpy as np
 import pytest
 
-from tests.vision_fixtures import PALETTE, Clip, ColourClassifier, card_face, card_quad, plain_face, surface
+from tests.vision_fixtures import PALETTE, Clip, ColourClassifier, card_face, card_quad, plain_face, run, surface
 from vision.classifier import NOT_SURE, Prediction
 from vision.placement import Placement, PlacementDetector, Unsure
 
 LATENCY = 12   # frames a report may follow the frame at which the card first lies still
-
-
-def run(detector, frames):
-    events = []
-    for i, frame in enumerate(frames):
-        events += detector.feed(frame, i)
-    return events
 
 
 def assert_events_match(events, truth):
@@ -398,12 +391,7 @@ def _run_locating_otherwise(monkeypatch, clip, frames, alter):
         return alter(found) if now["i"] in frames else found
 
     monkeypatch.setattr(PlacementDetector, "_locate_changed", altered)
-    detector = PlacementDetector(ColourClassifier(clip.faces))
-    events = []
-    for i, frame in enumerate(clip.frames):
-        now["i"] = i
-        events += detector.feed(frame, i)
-    return events
+    return run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames, now)
 
 
 def test_a_card_outlined_by_a_part_of_its_picture_is_outlined_by_its_twin_lying_by(monkeypatch):
@@ -882,11 +870,7 @@ def test_a_pushed_card_the_locator_cannot_outline_is_still_known(monkeypatch):
 
     monkeypatch.setattr(placement, "locate_candidates", blind)
     monkeypatch.setattr(PlacementDetector, "_locate_around", around)
-    detector = PlacementDetector(ColourClassifier(clip.faces))
-    events = []
-    for i, frame in enumerate(clip.frames):
-        frame_now["i"] = i
-        events += detector.feed(frame, i)
+    events = run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames, frame_now)
     assert_events_match(events, clip.events)
 
 

@@ -214,6 +214,17 @@ class Clip:
         self.still()
 
 
+def run(detector, frames, now: dict | None = None) -> list:
+    """The detector's events on the frames; now["i"], if given, is the frame being fed (for a
+    patch that acts on some frames only)."""
+    events = []
+    for i, frame in enumerate(frames):
+        if now is not None:
+            now["i"] = i
+        events += detector.feed(frame, i)
+    return events
+
+
 class ColourClassifier:
     """Stand-in for the model on Clip frames: names a crop by its mean colour, "no card" when
     the crop matches no card face."""
