@@ -43,6 +43,7 @@ from vision.geometry import warp_card  # noqa: E402
 from vision.locate import find_cards  # noqa: E402
 from vision.placement import PlacementDetector  # noqa: E402
 from vision.reading import NEARBY_OUTLINES, second_look  # noqa: E402
+from vision.synth import changed_light, under_light  # noqa: E402
 
 # (kernel, expanded, out, squeeze-excite, hard-swish, stride) for each bottleneck block
 MOBILENET_V3_SMALL = [
@@ -228,7 +229,8 @@ def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays
     print(f"idle frame (nothing changed, 640x480):                   {summary(idle_ms)}")
     # The same still table after the light changed (a lamp, a shadow): each frame's light is
     # measured and taken out (vision.light) before it is compared.
-    dimmed = [np.clip(f.astype(np.float32) * 0.75, 0, 255).astype(np.uint8) for f in still]
+    dim = changed_light("dim", still[0].shape)
+    dimmed = [under_light(f, dim) for f in still]
     j = [0]
 
     def idle_in_changed_light():
@@ -236,7 +238,7 @@ def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays
         detector.feed(dimmed[j[0] % len(dimmed)], i[0] + j[0])
     relit_ms = timed(idle_in_changed_light, repeats)
     assert detector.state == "idle", "the change of light disturbed the detector"
-    print(f"idle frame after the light changed (x0.75, taken out):   {summary(relit_ms)}")
+    print(f"idle frame after the light dimmed (x0.7, taken out):     {summary(relit_ms)}")
 
     # The detector over a whole deal: what each kind of frame costs in the real loop. The deal is
     # played `plays` times, a fresh detector each time (the same steps on the same frames); a

@@ -8,9 +8,10 @@ import cv2
 import numpy as np
 import pytest
 
-from tests.vision_fixtures import Clip, ColourClassifier, card_face, card_quad, hand, place, surface
+from tests.vision_fixtures import Clip, ColourClassifier, card_face, card_quad, hand, place, run, surface
 from vision.light import light_change, relight
 from vision.placement import Placement, PlacementDetector, Unsure
+from vision.synth import ChangingLight, changed_light, under_light
 
 W, H = 640, 480
 
@@ -27,24 +28,15 @@ def _table_with_cards(seed=0, kind="wood"):
     return frame
 
 
-def _lit(frame, field):
-    """frame under a light that multiplies it by field ((H, W) or (H, W, 3))."""
-    field = field if field.ndim == 3 else field[..., None]
-    return np.clip(frame.astype(np.float32) * field, 0, 255).astype(np.uint8)
-
-
-def _field(kind, amount=1.0):
-    ramp = np.linspace(0, 1, W, dtype=np.float32)[None, :].repeat(H, 0)
-    full = {"dim": np.full((H, W), 0.7, np.float32),
-            "shadow": 0.55 + 0.45 * np.clip(ramp * 2, 0, 1),                  # the left half in shade
-            "warm": np.ones((H, W, 3), np.float32) * np.array([0.8, 0.97, 1.06], np.float32)}[kind]   # (no channel clipped)
-    return 1 + (full - 1) * amount
+def _lit(frame, kind):
+    """frame under the changed light `kind` (vision.synth.changed_light)."""
+    return under_light(frame, changed_light(kind, frame.shape))
 
 
 @pytest.mark.parametrize("kind", ["dim", "shadow", "warm"])
 def test_a_change_of_light_is_measured_and_taken_out(kind):
     ref = _table_with_cards()
-    now = _lit(ref, _field(kind))
+    now = _lit(ref, kind)
     gain = light_change(_small(now), _small(ref))
     assert gain is not None
     back = relight(now, gain)
@@ -73,7 +65,7 @@ def test_a_card_laid_while_the_light_dims_leaves_the_light_measured_without_it()
     ref = _table_with_cards()
     laid = ref.copy()
     place(laid, card_face(np.random.default_rng(2), "9", (40, 160, 40)), card_quad((320, 330), 70, 180))
-    gain = light_change(_small(_lit(laid, _field("dim"))), _small(ref))
+    gain = light_change(_small(_lit(laid, "dim")), _small(ref))
     assert gain is not None and np.allclose(gain, 0.7, atol=0.02)
 
 
@@ -96,18 +88,15 @@ def _clip_with_light_change(kind, seed=3):
     changed_to = len(clip.frames)
     clip.still(25)
     clip.place("violet", card_quad((330, 150), 85, 150), side="top")
-
-    def amount(i):
-        return float(np.clip(min(i - changed_from, changed_to - i) / 6, 0, 1))
-    frames = [_lit(f, _field(kind, amount(i))) if amount(i) > 0 else f for i, f in enumerate(clip.frames)]
-    return clip, frames
+    return clip, ChangingLight(clip.frames, kind, period=len(clip.frames) + 1, start=changed_from, ramp=6,
+                               hold=changed_to - changed_from - 12)
 
 
 @pytest.mark.parametrize("kind", ["dim", "shadow", "warm"])
 def test_cards_lying_while_the_light_changes_are_not_counted_again_and_one_laid_then_counts(kind):
     clip, frames = _clip_with_light_change(kind)
     detector = PlacementDetector(ColourClassifier(clip.faces))
-    events = [e for i, f in enumerate(frames) for e in detector.feed(f, i)]
+    events = run(detector, frames)
     assert [e for e in events if isinstance(e, Unsure)] == []
     assert [e.label for e in events if isinstance(e, Placement)] == [label for _, label in clip.events]
 
@@ -121,6 +110,6 @@ def test_without_the_light_taken_out_the_same_deal_goes_wrong(monkeypatch, kind)
     monkeypatch.setattr(vision.placement, "light_change", lambda now, ref: None)
     clip, frames = _clip_with_light_change(kind)
     detector = PlacementDetector(ColourClassifier(clip.faces))
-    events = [e for i, f in enumerate(frames) for e in detector.feed(f, i)]
+    events = run(detector, frames)
     assert [e.label for e in events if isinstance(e, Placement)] != [label for _, label in clip.events] \
         or any(isinstance(e, Unsure) for e in events)

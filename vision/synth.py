@@ -598,17 +598,38 @@ class VideoFrames(Sequence):
 LIGHT_CHANGES = ("dim", "bright", "shadow", "warm")
 
 
+def changed_light(kind: str, shape) -> np.ndarray:
+    """The factor (H, W, 1 or 3) a changed light multiplies a picture of `shape` by: "dim" (x0.7),
+    "bright" (x1.3: the light parts burn out), "shadow" (the left half of the table in shade,
+    x0.55 fading to x1 at the middle) or "warm" (a lamp's colour: blue x0.8, green x0.97, red x1.06)."""
+    h, w = shape[:2]
+    if kind == "dim":
+        return np.full((h, w, 1), 0.7, np.float32)
+    if kind == "bright":
+        return np.full((h, w, 1), 1.3, np.float32)
+    if kind == "shadow":
+        ramp = np.linspace(0, 1, w, dtype=np.float32)[None, :, None].repeat(h, 0)
+        return 0.55 + 0.45 * np.clip(ramp * 2, 0, 1)
+    if kind == "warm":
+        return np.ones((h, w, 3), np.float32) * np.array([0.8, 0.97, 1.06], np.float32)
+    raise ValueError(f"light change {kind!r} is none of {', '.join(LIGHT_CHANGES)}")
+
+
+def under_light(frame: np.ndarray, field: np.ndarray, amount: float = 1.0) -> np.ndarray:
+    """The BGR frame with the light turned `amount` (0..1) of the way to `field` (changed_light)."""
+    if amount == 0.0:
+        return frame
+    return np.clip(frame.astype(np.float32) * (1 + (field - 1) * amount), 0, 255).astype(np.uint8)
+
+
 class ChangingLight(Sequence):
     """A video's frames under a light that changes now and then: every `period` frames it turns
     (over `ramp` frames: a lamp, a cloud, a player's shadow, the camera's exposure), stays so for
-    `hold` frames and turns back. `kind`: "dim" (x0.7), "bright" (x1.3: the light parts burn out),
-    "shadow" (the left half of the table in shade, x0.55 fading to x1 at the middle) or "warm"
-    (a lamp's colour: blue x0.8, green x0.97, red x1.06)."""
+    `hold` frames and turns back. `kind`: one of LIGHT_CHANGES (changed_light)."""
 
     def __init__(self, frames: Sequence[np.ndarray], kind: str, period: int = 700, start: int = 200,
                  ramp: int = 8, hold: int = 250):
-        if kind not in LIGHT_CHANGES:
-            raise ValueError(f"light change {kind!r} is none of {', '.join(LIGHT_CHANGES)}")
+        changed_light(kind, (1, 1))                     # (an unknown kind is refused here)
         self.frames, self.kind = frames, kind
         self.period, self.start, self.ramp, self.hold = period, start, ramp, hold
         self._field: np.ndarray | None = None
@@ -621,22 +642,13 @@ class ChangingLight(Sequence):
         k = i % self.period - self.start
         return float(np.clip(min(k, 2 * self.ramp + self.hold - k) / self.ramp, 0.0, 1.0))
 
-    def _full(self, shape) -> np.ndarray:
-        if self._field is None or self._field.shape[:2] != shape[:2]:
-            h, w = shape[:2]
-            ramp = np.linspace(0, 1, w, dtype=np.float32)[None, :, None].repeat(h, 0)
-            self._field = {"dim": np.full((h, w, 1), 0.7, np.float32), "bright": np.full((h, w, 1), 1.3, np.float32),
-                           "shadow": 0.55 + 0.45 * np.clip(ramp * 2, 0, 1),
-                           "warm": np.ones((h, w, 3), np.float32) * np.array([0.8, 0.97, 1.06], np.float32)}[self.kind]
-        return self._field
-
     def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
-        frame, a = self.frames[i], self.amount(i if i >= 0 else i + len(self))
-        if a == 0.0:
-            return frame
-        return np.clip(frame.astype(np.float32) * (1 + (self._full(frame.shape) - 1) * a), 0, 255).astype(np.uint8)
+        frame = self.frames[i]
+        if self._field is None or self._field.shape[:2] != frame.shape[:2]:
+            self._field = changed_light(self.kind, frame.shape)
+        return under_light(frame, self._field, self.amount(i if i >= 0 else i + len(self)))
 
     def __iter__(self) -> Iterator[np.ndarray]:
         for i in range(len(self)):
