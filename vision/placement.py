@@ -527,11 +527,11 @@ class PlacementDetector:
         self.state, self._pending, self._mask, self._early_cards = IDLE, [], None, []
 
     def _relit(self, frame, gain) -> tuple[np.ndarray, np.ndarray]:
-        """(tiny, mid) of the frame in the reference's light (vision.light), from its small copies."""
+        """(tiny, mid) of the frame in the reference's light (vision.light), from its small copies
+        (as _tiny makes them: the mid copy when they are of one size)."""
         mid = relight(self._mid(frame), gain)
-        if self.tiny_long_side == self.mid_long_side:
-            return cv2.cvtColor(mid, cv2.COLOR_BGR2GRAY), mid
-        return cv2.cvtColor(relight(_shrunk(frame, self.tiny_long_side), gain), cv2.COLOR_BGR2GRAY), mid
+        small = mid if self.tiny_long_side == self.mid_long_side else relight(_shrunk(frame, self.tiny_long_side), gain)
+        return cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), mid
 
     def _tiny(self, frame) -> np.ndarray:
         if self.tiny_long_side == self.mid_long_side:    # the same shrink, once a frame
