@@ -69,6 +69,27 @@ def test_a_card_laid_while_the_light_dims_leaves_the_light_measured_without_it()
     assert gain is not None and np.allclose(gain, 0.7, atol=0.02)
 
 
+def test_a_reference_taken_in_the_light_measured_does_not_drift_from_the_first_light():
+    """The detector takes each still picture, relit, as its next reference, and measures the next
+    frame's light against that: any bias in the measure would add up over the references (a
+    card's picture captured after twenty placements in a dim light would be seen darker than
+    the card, and counted again when the light comes back)."""
+    rng = np.random.default_rng(4)
+    table = _table_with_cards()
+    dim = changed_light("dim", table.shape)
+    ref = table
+    for _ in range(20):
+        now = under_light(np.clip(table.astype(np.int16) + rng.normal(0, 2.5, table.shape).astype(np.int16),
+                                  0, 255).astype(np.uint8), dim)
+        gain = light_change(_small(now), _small(ref))
+        assert gain is not None
+        ref = relight(now, gain)
+    seen = _small(ref).astype(np.float64)
+    first = _small(table).astype(np.float64)
+    usable = (first > 30).all(axis=2) & (first < 170).all(axis=2)
+    assert abs(np.mean(np.log(seen[usable]) - np.log(first[usable]))) < 0.01
+
+
 def test_a_picture_too_dark_to_measure_is_left_as_it_is():
     ref = np.full((H, W, 3), 8, np.uint8)
     assert light_change(_small(ref // 2), _small(ref)) is None

@@ -50,7 +50,9 @@ def light_change(now: np.ndarray, ref: np.ndarray) -> np.ndarray | None:
     measured = int(usable.sum())
     if measured < MEASURED * len(usable):
         return None
-    ratio = np.log(a + 1.0) - np.log(b + 1.0)                     # (blocks, 3)
+    # (No +1 in the logs: it would pull every ratio towards 1, and the error would add up over the
+    # references each taken in the light measured; blocks too dark to measure are left out anyway.)
+    ratio = np.log(np.maximum(a, 1.0)) - np.log(np.maximum(b, 1.0))     # (blocks, 3)
     keep = usable
     for _ in range(ROUNDS):
         terms = _TERMS[keep]
