@@ -134,3 +134,24 @@ def test_without_the_light_taken_out_the_same_deal_goes_wrong(monkeypatch, kind)
     events = run(detector, frames)
     assert [e.label for e in events if isinstance(e, Placement)] != [label for _, label in clip.events] \
         or any(isinstance(e, Unsure) for e in events)
+
+
+@pytest.mark.parametrize("hand_does", ["passes", "rests"])
+def test_a_hand_over_the_table_in_a_light_that_changes_the_colours_more_than_the_grey_is_no_card(hand_does):
+    """A lamp's warm light (blue x0.8) hardly changes the grey the detector watches for change:
+    once the hand has gone, the still picture must still be seen in the light it was in, or
+    every colour changed and the cards lying look new (a prompt to show a card again)."""
+    clip = Clip(np.random.default_rng(5), "wood")
+    clip.still(5)
+    clip.place("red", card_quad((220, 240), 10, 170))
+    clip.place("blue", card_quad((440, 240), -15, 170), side="right")
+    changed_from = len(clip.frames)
+    clip.still(20)
+    clip.hand_pass("right") if hand_does == "passes" else clip.hand_rests(10)
+    changed_to = len(clip.frames)
+    clip.still(20)
+    frames = ChangingLight(clip.frames, "warm", period=len(clip.frames) + 1, start=changed_from, ramp=6,
+                           hold=changed_to - changed_from - 6)
+    events = run(PlacementDetector(ColourClassifier(clip.faces)), frames)
+    assert [e for e in events if isinstance(e, Unsure)] == []
+    assert [e.label for e in events if isinstance(e, Placement)] == ["red", "blue"]

@@ -177,10 +177,13 @@ class PlacementDetector:
             return []
         gain = None
         changed = self._changed(tiny, self._ref_tiny)
-        if changed > self.change_pixels:
+        if changed > self.change_pixels or self.state != IDLE:
             # Changed from the reference: if by the light (vision.light), the frame is seen in the
             # reference's light from here on (the usual still frame skips this). The small copies
-            # first: a still table in a changed light ends there, as idle.
+            # first: a still table in a changed light ends there, as idle. Once something moves,
+            # every frame's light is measured: a light that changes the colours more than the
+            # grey (a warm lamp: blue x0.8, grey x0.98) changes too few grey pixels to be seen, and
+            # a picture judged in it unmeasured would be kept as the zone's in another light.
             gain = light_change(self._mid(frame_bgr), self._ref_mid)
             if gain is not None:
                 tiny, mid = self._relit(frame_bgr, gain)
