@@ -189,3 +189,34 @@ def test_a_card_overlapping_another_is_found_on_the_straight_stretches_of_their_
     frame = deal_video("flip7-vengeance", 9303).frames[5626]
     discard = np.float32([[282.1, 179.8], [314.2, 62.5], [480.4, 115.5], [444.4, 234.9]])
     assert best_iou(discard, find_cards(frame)) >= 0.9
+
+
+def test_a_side_is_fitted_to_the_line_most_of_its_edge_points_lie_on():
+    """_refine's line through a side's edge points: where some of them lie on a second line a
+    little inside (a printed frame, a shadow's edge), the side is the line most of them are on,
+    not a compromise between the two; rows with few points are fitted too."""
+    from vision.locate import _fit_lines
+
+    rng = np.random.default_rng(0)
+    rows, truth = [], []
+    for _ in range(40):
+        angle = rng.uniform(0, np.pi)
+        direction = np.array([np.cos(angle), np.sin(angle)])
+        normal = np.array([-direction[1], direction[0]])
+        origin = rng.uniform(50, 400, 2)
+        along = np.linspace(-60, 60, 32)
+        offset = rng.normal(0, 0.3, 32)
+        off_line = rng.choice(32, 9, replace=False)
+        offset[off_line] += 2.0                          # 9 of 32 on the frame 2 px inside
+        rows.append(origin + along[:, None] * direction + offset[:, None] * normal)
+        truth.append((origin, normal))
+    points = np.array(rows, np.float32)
+    valid = np.ones(points.shape[:2], bool)
+    valid[::4, 20:] = False                              # some rows with 20 points only
+    lines = _fit_lines(points, valid)
+    offsets = []
+    for (origin, normal), (vx, vy, x0, y0) in zip(truth, lines):
+        s = (origin[0] - x0) * vx + (origin[1] - y0) * vy     # the fitted line's point nearest the true middle
+        offsets.append(abs(np.dot(np.array([x0 + s * vx, y0 + s * vy]) - origin, normal)))
+    # (A least-squares line lies between the two, 2 x 9 / 32 = 0.56 px in, on average.)
+    assert max(offsets) < 0.55 and np.mean(offsets) < 0.3

@@ -631,8 +631,7 @@ def _refine(edges: np.ndarray, quads: np.ndarray, outward: np.ndarray, inward: i
         first = hit[fit].argmax(axis=2)[..., None]                                     # (M, S, 1)
         on_edge = np.stack([np.take_along_axis(px[fit], first, axis=2)[..., 0],
                             np.take_along_axis(py[fit], first, axis=2)[..., 0]], axis=2)  # (M, S, 2)
-        lines = np.array([cv2.fitLine(p[f], cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
-                          for p, f in zip(on_edge, found[fit])], np.float32)            # vx vy x0 y0
+        lines = _fit_lines(on_edge, found[fit])                                        # vx vy x0 y0
         centre[fit], direction[fit] = lines[:, 2:], lines[:, :2]
     # Corner i is where side i-1 meets side i: p1 + s d1 = p2 + t d2.
     p1, d1 = centre[:, [3, 0, 1, 2]], direction[:, [3, 0, 1, 2]]
@@ -649,3 +648,41 @@ def _refine(edges: np.ndarray, quads: np.ndarray, outward: np.ndarray, inward: i
     bad = np.any(np.abs(det) < 1e-6, axis=1) | ~(moved <= 0.1 * np.sqrt(area))
     out[bad] = q[bad]
     return out.astype(np.float32)
+
+
+# A robust line (_fit_lines): least absolute distances, by this many reweighted fits from the plain
+# one, a distance counting at least LINE_FIT_FLOOR pixels in a weight.
+LINE_FIT_ROUNDS = 6
+LINE_FIT_FLOOR = 0.1
+
+
+def _fit_lines(points: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """(M, 4) lines vx vy x0 y0 through each row of points (M, S, 2) where valid (M, S), every row
+    at once: the line of least summed distance (iteratively reweighted least squares from the
+    plain fit, the best of the rounds kept), which runs through the points most agree on where
+    a printed frame or a shadow beside the border draws a second line.
+    (cv2.fitLine, one call per row, took nearly half of the refinement's time: it starts over
+    from 20 random subsets and keeps the line of least summed distance, which this seeks directly.)"""
+    x = points[..., 0].astype(np.float64)
+    y = points[..., 1].astype(np.float64)
+    valid = valid.astype(np.float64)
+    weight = valid
+    best, least = None, None
+    for _ in range(LINE_FIT_ROUNDS):
+        total = np.maximum(weight.sum(axis=1), 1e-12)
+        mx, my = (weight * x).sum(axis=1) / total, (weight * y).sum(axis=1) / total
+        dx, dy = x - mx[:, None], y - my[:, None]
+        wdx = weight * dx
+        # The direction of least spread: the principal axis of the weighted points.
+        angle = 0.5 * np.arctan2(2.0 * (wdx * dy).sum(axis=1), (wdx * dx).sum(axis=1) - (weight * dy * dy).sum(axis=1))
+        vx, vy = np.cos(angle), np.sin(angle)
+        distance = np.abs(dx * vy[:, None] - dy * vx[:, None])
+        summed = (distance * valid).sum(axis=1)
+        line = np.stack([vx, vy, mx, my], axis=1)
+        if best is None:
+            best, least = line, summed
+        else:
+            better = summed < least
+            best[better], least[better] = line[better], summed[better]
+        weight = valid / np.maximum(distance, LINE_FIT_FLOOR)
+    return best.astype(np.float32)
