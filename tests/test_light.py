@@ -155,3 +155,32 @@ def test_a_hand_over_the_table_in_a_light_that_changes_the_colours_more_than_the
     events = run(PlacementDetector(ColourClassifier(clip.faces)), frames)
     assert [e for e in events if isinstance(e, Unsure)] == []
     assert [e.label for e in events if isinstance(e, Placement)] == ["red", "blue"]
+
+
+
+def _light_change_plain(now, ref):
+    """light_change as first written: each round's least squares by np.linalg.lstsq on the kept
+    blocks' rows."""
+    import vision.light as light
+
+    a = cv2.resize(now, light.GRID, interpolation=cv2.INTER_AREA).reshape(-1, 3).astype(np.float64)
+    b = cv2.resize(ref, light.GRID, interpolation=cv2.INTER_AREA).reshape(-1, 3).astype(np.float64)
+    lo, hi = light.LEAST_LEVEL, light.MOST_LEVEL
+    usable = ((a > lo) & (a < hi) & (b > lo) & (b < hi)).all(axis=1)
+    ratio = np.log(np.maximum(a, 1.0)) - np.log(np.maximum(b, 1.0))
+    keep = usable
+    for _ in range(light.ROUNDS):
+        coef, *_ = np.linalg.lstsq(light._TERMS[keep], ratio[keep], rcond=None)
+        keep = usable & (np.abs(ratio - light._TERMS @ coef) <= light.OUTLIER).all(axis=1)
+    return np.exp(light._TERMS @ coef).reshape(light.GRID[1], light.GRID[0], 3)
+
+
+@pytest.mark.parametrize("kind", ["dim", "shadow", "warm"])
+def test_the_light_fitted_by_its_normal_equations_is_the_least_squares_fit(kind):
+    """light_change solves each round from the kept blocks' summed products (one matrix product,
+    no copy of the kept rows): the same surface as a plain least-squares fit."""
+    ref = _table_with_cards()
+    laid = ref.copy()
+    place(laid, card_face(np.random.default_rng(2), "9", (40, 160, 40)), card_quad((320, 330), 70, 180))
+    now, ref = _small(_lit(laid, kind)), _small(ref)
+    assert np.allclose(light_change(now, ref), _light_change_plain(now, ref), rtol=1e-5)

@@ -38,6 +38,8 @@ def _terms(w: int, h: int) -> np.ndarray:
 
 
 _TERMS = _terms(*GRID)
+_OUTER = (_TERMS[:, :, None] * _TERMS[:, None, :]).reshape(len(_TERMS), 36)   # each block's terms' products
+_TINY = 1e-9 * np.eye(6)
 
 
 def light_change(now: np.ndarray, ref: np.ndarray) -> np.ndarray | None:
@@ -55,8 +57,9 @@ def light_change(now: np.ndarray, ref: np.ndarray) -> np.ndarray | None:
     ratio = np.log(np.maximum(a, 1.0)) - np.log(np.maximum(b, 1.0))     # (blocks, 3)
     keep = usable
     for _ in range(ROUNDS):
-        terms = _TERMS[keep]
-        coef = np.linalg.solve(terms.T @ terms + 1e-9 * np.eye(6), terms.T @ ratio[keep])   # least squares
+        # Least squares over the kept blocks, by the normal equations (their sums, weighed 0 or 1).
+        weight = keep.astype(np.float64)
+        coef = np.linalg.solve((weight @ _OUTER).reshape(6, 6) + _TINY, _TERMS.T @ (ratio * weight[:, None]))
         keep = usable & (np.abs(ratio - _TERMS @ coef) <= OUTLIER).all(axis=1)
         if keep.sum() < 12:
             return None
