@@ -23,9 +23,9 @@ LEAST_LEVEL, MOST_LEVEL = 16, 240   # grey levels outside which a block tells no
 OUTLIER = 0.08              # a block off the fitted surface by more than this (log ratio) is not light
 MEASURED = 0.3              # the light is measured only where at least this share of the blocks can be
 FOLLOWING = 0.7             # the light changed only if at least this share of those follows one surface
-SMALLEST = 0.08             # ... and the surface differs from no change by this much on average (8 %: less
-                            # is below what the detector sees, 18 grey levels at white; a hand's shade or a
-                            # fit bent at the picture's corners, on a deal in one light, stays under 0.07)
+SMALLEST = 0.08             # ... and the surface differs from no change by this much on average where it
+                            # was fitted (8 %: less is below what the detector sees, 18 grey levels at white;
+                            # a hand's shade, on a deal in one light, stays under it)
 ROUNDS = 3                  # fits, each without the blocks the last one left off
 
 
@@ -67,7 +67,9 @@ def light_change(now: np.ndarray, ref: np.ndarray) -> np.ndarray | None:
     if keep.sum() < FOLLOWING * measured:
         return None
     surface = _TERMS @ coef                                        # (blocks, 3)
-    if np.abs(surface).max(axis=1).mean() < SMALLEST:
+    # (Its size where it was measured: where a hand covers the picture the quadratic only
+    # extrapolates, bent as far as nothing holds it, and that is not a light.)
+    if np.abs(surface[keep]).max(axis=1).mean() < SMALLEST:
         return None
     return np.exp(surface).reshape(GRID[1], GRID[0], 3).astype(np.float32)
 
