@@ -93,6 +93,12 @@ def test_a_reference_taken_in_the_light_measured_does_not_drift_from_the_first_l
 def test_a_picture_too_dark_to_measure_is_left_as_it_is():
     ref = np.full((H, W, 3), 8, np.uint8)
     assert light_change(_small(ref // 2), _small(ref)) is None
+    # Too little of it lit to tell (a quarter, under vision.light.MEASURED): what is lit there
+    # dims as a light would, but a light is not measured on so little.
+    ref[:, : W // 4] = 120
+    assert light_change(_small(_lit(ref, "dim")), _small(ref)) is None
+    ref[:, : W // 2] = 120
+    assert light_change(_small(_lit(ref, "dim")), _small(ref)) is not None
 
 
 def _clip_with_light_change(kind, seed=3):
