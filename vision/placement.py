@@ -171,10 +171,6 @@ class PlacementDetector:
     def _look(self, frame_bgr: np.ndarray, frame_index: int) -> list[VisionEvent]:
         self._mid_of = None                  # a camera may hand the same array back, refilled
         tiny = self._tiny(frame_bgr)
-        # What moves is told from the frames as they come, not as relit: a light measured on one
-        # frame and not on the next (a hand's shade near the light's thresholds) is no motion, and
-        # a light still turning is (what is judged waits for the light to settle).
-        as_seen = tiny
         if self._ref_tiny is None:
             self.step = "start"
             self._start(frame_bgr, tiny)
@@ -198,28 +194,28 @@ class PlacementDetector:
                 self.step = "idle"
                 return []
             self.state, self._still, self._waited = DISTURBED, 0, 0
-            self._prev_tiny = as_seen
-            self._recent, self._early_tried = [as_seen], 0
+            self._prev_tiny = tiny
+            self._recent, self._early_tried = [tiny], 0
             return []
         if gain is not None:                 # what follows reads the whole frame: in that light too
             frame_bgr = relight(frame_bgr, gain)
             self._mid_of = (frame_bgr, mid)
         # Still = no change from the last frame, nor from the first frame of the still run (a
         # hand slowing down moves a little each frame and a lot over a few).
-        moving = self._changed(as_seen, self._prev_tiny) > self.change_pixels
+        moving = self._changed(tiny, self._prev_tiny) > self.change_pixels
         if not moving and self._still > 0:
-            moving = self._changed(as_seen, self._still_tiny) > self.change_pixels
-        self._prev_tiny = as_seen
-        self._recent = (self._recent + [as_seen])[-(self.early_frames + 1):]
+            moving = self._changed(tiny, self._still_tiny) > self.change_pixels
+        self._prev_tiny = tiny
+        self._recent = (self._recent + [tiny])[-(self.early_frames + 1):]
         if moving:
             self.state, self._still, self._pending = DISTURBED, 0, []
             if self.early_frames and len(self._recent) > self.early_frames:
                 self.step = "early"
-                return self._early(frame_bgr, as_seen, frame_index)
+                return self._early(frame_bgr, tiny, frame_index)
             return []
         if self.state == DISTURBED:
             if self._still == 0:
-                self._still_tiny = as_seen
+                self._still_tiny = tiny
             self._still += 1
             if self._still < self.settle_frames:
                 return []
