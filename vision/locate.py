@@ -667,7 +667,7 @@ def _fit_lines(points: np.ndarray, valid: np.ndarray) -> np.ndarray:
     y = points[..., 1].astype(np.float64)
     valid = valid.astype(np.float64)
     weight = valid
-    best, least = None, None
+    best, least = np.zeros((len(x), 4)), np.full(len(x), np.inf)
     for _ in range(LINE_FIT_ROUNDS):
         total = np.maximum(weight.sum(axis=1), 1e-12)
         mx, my = (weight * x).sum(axis=1) / total, (weight * y).sum(axis=1) / total
@@ -678,11 +678,7 @@ def _fit_lines(points: np.ndarray, valid: np.ndarray) -> np.ndarray:
         vx, vy = np.cos(angle), np.sin(angle)
         distance = np.abs(dx * vy[:, None] - dy * vx[:, None])
         summed = (distance * valid).sum(axis=1)
-        line = np.stack([vx, vy, mx, my], axis=1)
-        if best is None:
-            best, least = line, summed
-        else:
-            better = summed < least
-            best[better], least[better] = line[better], summed[better]
+        better = summed < least
+        best[better], least[better] = np.stack([vx, vy, mx, my], axis=1)[better], summed[better]
         weight = valid / np.maximum(distance, LINE_FIT_FLOOR)
     return best.astype(np.float32)
