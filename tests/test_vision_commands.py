@@ -121,3 +121,49 @@ def test_scan_score_of_a_known_row(capsys, tmp_path, deck, labels, score):
             assert status == 0 and result["score"] == score
             return
     pytest.skip("no scene read in full by this model")
+
+
+class _TornEachWayUp:
+    """Stand-in for a model that, on any one crop, is torn between the card and another label
+    (the other label is "none" one way up and "3" the other way up: the crop's top half darker or
+    not), and names "7" only when both ways up are averaged, as the placement detector reads."""
+
+    classes = ("7", "3", "none")
+
+    def probabilities(self, crops):
+        out = []
+        for crop in crops:
+            h = crop.shape[0]
+            top_dark = crop[: h // 2].mean() < crop[h // 2:].mean()
+            out.append([0.6, 0.0, 0.4] if top_dark else [0.6, 0.4, 0.0])
+        return np.array(out, np.float32)
+
+    def decide(self, probs):
+        from vision.classifier import NO_CARD, NOT_SURE, Prediction
+
+        order = np.argsort(probs)[::-1]
+        best, margin = int(order[0]), float(probs[order[0]] - probs[order[1]])
+        if self.classes[best] == "none":
+            return Prediction(None, float(probs[best]), NO_CARD)
+        if margin < 0.3:
+            return Prediction(None, float(probs[best]), NOT_SURE, self.classes[best])
+        return Prediction(self.classes[best], float(probs[best]))
+
+
+def test_scan_reads_each_card_both_ways_up_as_the_placement_detector_does(capsys, tmp_path, monkeypatch):
+    """A card the model names only from both ways up averaged (as the deal's detector reads
+    it) is named by scan too, not left "not sure" from a single crop."""
+    import vision.adapt
+    from tests.vision_fixtures import card_quad, place, surface
+
+    face = np.full((352, 252, 4), 235, np.uint8)
+    face[:120, :, :3] = 60                        # a dark band across one end
+    face[:, :, 3] = 255
+    photo = surface(np.random.default_rng(3), "cloth")
+    place(photo, face, card_quad((320, 240), 20, 220))
+    cv2.imwrite(str(tmp_path / "one.png"), photo)
+    monkeypatch.setattr(vision.adapt, "load_classifier", lambda *a, **k: _TornEachWayUp())
+    status, out, _ = run(capsys, "scan", "--deck", "flip7", str(tmp_path / "one.png"), "--score")
+    result = json.loads(out)
+    assert status == 0 and [c["label"] for c in result["cards"]] == ["7"]
+    assert result["score"] == 7

@@ -13,8 +13,8 @@ Held-out means: other seeds AND renderer/surface settings never used in training
    tuned thresholds (the runtime's own reject rule); then the same for the placement
    detector's reading at the same quads (vision.reading: both ways up, and a second look at
    nearby outlines for the cards it is not sure of); `--reading-only` runs just that;
-3. still photos (seed --seed + 3, --scenes photos of 1-4 cards): locate, warp and classify end
-   to end, as `tablemate scan` does (`--scenes-only` runs just that);
+3. still photos (seed --seed + 3, --scenes photos of 1-4 cards): locate and read (both ways up,
+   second look) end to end, as `tablemate scan` does (`--scenes-only` runs just that);
 4. deal video (seed --seed + 2, --placements placements): feed every frame to
    vision.placement.PlacementDetector and count missed / doubled / wrong placements
    (`--video-only` runs just that; `--light KIND` with the light over the table changing now
@@ -149,11 +149,12 @@ class DetectorReading:
 
 def scene_report(classifier, deck: str, seed: int, scenes: int, split: str) -> dict:
     """End to end on still photos (as `tablemate scan` sees them): locate the cards with
-    vision.locate, warp, classify; each true card counts as read right, read wrong, rejected or
-    not found; a located quad matching no true card and accepted as a card is a false card."""
+    vision.locate and read them (vision.reading.read_cards); each true card counts as read
+    right, read wrong, rejected or not found; a located quad matching no true card and accepted as a card is a false card."""
     from rules.cards import DECKS
-    from vision.geometry import quad_iou, warp_card
+    from vision.geometry import quad_iou
     from vision.locate import find_cards
+    from vision.reading import read_cards
     from vision.synth import make_scene
 
     labels = DECKS[deck].labels
@@ -165,7 +166,7 @@ def scene_report(classifier, deck: str, seed: int, scenes: int, split: str) -> d
         # matches none and is read as a card is a real false reading.
         frame, cards = make_scene(rng, picked, deck, split=split, extra_cards=False)
         quads = find_cards(frame)
-        preds = classifier.classify_batch([warp_card(frame, q) for q in quads]) if quads else []
+        preds = read_cards(classifier, frame, quads)
         used = set()
         for card in cards:
             ious = [quad_iou(card.quad, q) for q in quads]

@@ -8,7 +8,8 @@ located outline is often a few pixels off (a soft edge, a shadow, the card benea
 cut a little off the card the model was trained on can leave it torn between the card and
 "none". The second look decides by the same reject rule; `python -m vision.evaluate --deck D
 --reading-only` measures both readings on the held-out test crops (a full evaluation writes them
-into the sidecar's metrics as `reading`).
+into the sidecar's metrics as `reading`). `tablemate scan` reads the cards of a photo the same
+way (read_cards).
 """
 
 from __future__ import annotations
@@ -51,3 +52,12 @@ def read_again(classifier, frame_bgr: np.ndarray, quad, prediction):
         return prediction
     second = classifier.decide(second_look(classifier, frame_bgr, quad))
     return second if second.label is not None else prediction
+
+
+def read_cards(classifier, frame_bgr: np.ndarray, quads) -> list:
+    """The reading of each card lying at a quad in a still photo, as the placement detector
+    reads one: both ways up, and a second look at a card the model is not sure of."""
+    if len(quads) == 0:
+        return []
+    first = [classifier.decide(probs) for probs in read_probabilities(classifier, frame_bgr, quads)]
+    return [read_again(classifier, frame_bgr, q, p) for q, p in zip(quads, first)]

@@ -6,8 +6,9 @@ Prints one JSON object:
               "corners": [[x, y], [x, y], [x, y], [x, y]]}, ...], "score": N or null}
 
 Corners are image pixels, clockwise from the card's top-left as it lies (long side vertical).
-A card the model will not name has label null and reason "not sure"; shapes the model says are
-no card are left out. With --score, "score" is what the cards seen are worth: for flip7 the
+Each card is read as the placement detector reads one (vision.reading: both ways up, and a
+second look at outlines a little off one the model is not sure of). A card the model will not
+name has label null and reason "not sure"; shapes the model says are no card are left out. With --score, "score" is what the cards seen are worth: for flip7 the
 Flip 7 score of the row (numbers summed, x2 doubles them, +N added, +15 for seven different
 numbers), for flip7-vengeance the Vengeance score of the row (spec/vengeance.md: halved per /2,
 minus the malus, not below 0, +15 for seven numbers; a row as it stands, not busted), for uno-flip
@@ -55,8 +56,8 @@ def main(args: argparse.Namespace) -> int:
     from vision.adapt import ProfileError, load_classifier
     from vision.classifier import NO_CARD, ModelError
     from vision.classify_cmd import read_image
-    from vision.geometry import warp_card
     from vision.locate import find_cards
+    from vision.reading import read_cards
 
     try:
         classifier = load_classifier(args.deck, args.models_dir, args.profile)
@@ -68,7 +69,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"tablemate scan: {args.image}: {problem}", file=sys.stderr)
         return 1
     quads = find_cards(image)
-    predictions = classifier.classify_batch([warp_card(image, q) for q in quads])
+    predictions = read_cards(classifier, image, quads)
     cards = []
     for quad, prediction in sorted(zip(quads, predictions), key=lambda qp: (qp[0][:, 0].mean(), qp[0][:, 1].mean())):
         if prediction.reason == NO_CARD:
