@@ -195,6 +195,35 @@ def test_a_card_is_read_while_the_hand_is_still_withdrawing_and_counted_once():
         assert early[0] < settled[0] and early[1] <= settled[1], (frames_still, early, settled)
 
 
+def test_a_card_laid_where_one_was_read_early_before_the_picture_was_still_counts():
+    """A card read early (the hand withdrawing) and covered by the next card before the picture
+    was ever still: the next card is new, not the early one seen again (flip7 light video 9013,
+    shadow, with ea8ccf4: a `4` laid where a `+6` read early had lain was never reported), and
+    the early one lies beneath it."""
+    clip = Clip(np.random.default_rng(11), "wood")
+    clip.still(5)
+    enter = np.array([640, 0], np.float32)
+    first, second = card_quad((260, 240), 12, 180), card_quad((266, 246), 16, 180)
+    clip._carry("green", first + enter, first, 8, "right")
+    clip.lying.append(("green", first))
+    clip.events.append((len(clip.frames), "green"))
+    tip = (first[2] + first[3]) / 2
+    clip._frame(None, tip, "right")                             # the hand lets go,
+    clip._reach(tip, tip + enter * 0.4, 5, "right")             # draws back, still in the picture,
+    clip._carry("red", second + enter * 0.4, second, 5, "right")    # and brings the next card
+    clip.lying.append(("red", second))
+    clip.events.append((len(clip.frames), "red"))
+    tip = (second[2] + second[3]) / 2
+    clip._frame(None, tip, "right")
+    clip._reach(tip, tip + enter * 1.2, 6, "right")
+    clip.still()
+    clip.slide_away(1, "left")          # the one read early is known beneath: uncovered, not dealt
+    detector = PlacementDetector(ColourClassifier(clip.faces))
+    events = run(detector, clip.frames)
+    assert any(e.label == "green" and e.frame_index < clip.events[1][0] for e in events
+               if isinstance(e, Placement)), events      # the first was read early, as meant
+    assert_events_match(events, clip.events)
+
 def test_a_card_laid_exactly_on_the_last_one_counts_as_on_a_discard_pile():
     clip = Clip(np.random.default_rng(8), "cloth")
     clip.still(5)

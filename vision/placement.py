@@ -130,7 +130,7 @@ class PlacementDetector:
         self._mask = None
         self._recent: list[np.ndarray] = []     # the last tiny frames while disturbed
         self._early_tried = 0                   # settled pixels at the last early look
-        self._early_cards: list[Placement] = []  # cards reported early since the picture was last still
+        self._early_cards: list[ZoneCard] = []   # cards reported early since the picture was last still
         self._mid_of = None                     # (frame, its shrunk colour copy): made once a frame
         self._owed = None                       # (frame, tiny, mid, index): a settled change to judge
 
@@ -308,7 +308,10 @@ class PlacementDetector:
                 continue                 # that card moved, or its twin on it: the still picture judges it
             log.debug("frame %d: early read %s at %s", frame_index, prediction.label, quad.mean(axis=0).round())
             events.append(Placement(prediction.label, prediction.confidence, quad, frame_index))
-        self._early_cards += events
+        if events:
+            # Each kept with its picture: another card may be laid over it before the picture is still.
+            view = self._zone.view(frame)
+            self._early_cards += [ZoneCard(e.quad, e.label, *self._zone.capture(view, e.quad)) for e in events]
         return events
 
     def _confirm(self, frame, tiny, frame_index) -> list[VisionEvent]:
@@ -406,9 +409,15 @@ class PlacementDetector:
         for c in explanation.new:
             p, prediction = candidates[c]
             early = [e for e in self._early_cards if _overlap(e.quad, outlines[c]) >= EARLY_SAME]
-            if early:                        # reported while the hand withdrew: the table has it
-                zone.add(view, outlines[c], early[0].label)
+            if early and _is_early_card(early[0], prediction):
+                zone.add(view, outlines[c], early[0].label)    # reported while the hand withdrew
                 continue
+            if early:
+                # Another card laid over the one read early before the picture was ever still:
+                # that one lies beneath, as it was seen, and this one is new.
+                log.debug("frame %d: %s laid over %s, read early", frame_index, _said(prediction), early[0].label)
+                self._early_cards.remove(early[0])
+                zone.cards.append(early[0])
             if explanation.hidden.get(c, 0.0) >= HIDDEN_ALL_ALONG:
                 # Uncovered, not dealt: it lay under cards that were there when the zone was first
                 # seen, and what showed of it did not change.
@@ -731,7 +740,8 @@ PICTURES_TRIED = 3
 # A new card on what the zone never saw (vision.zone.Explanation.hidden) that did not change
 # elsewhere, over at least this share of its place, lay there all along.
 HIDDEN_ALL_ALONG = 0.85
-# A new card overlapping a card read early this much (of the smaller) is that card.
+# A new card overlapping a card read early this much (of the smaller) is that card unless it is
+# read as another label.
 EARLY_SAME = 0.5
 # A card never named, read in nearly its very place (IoU), is named by that reading.
 NAMED_AGAIN_IOU = 0.7
@@ -762,6 +772,13 @@ def _pushed_to(frame, known: ZoneCard) -> np.ndarray | None:
     if corr < max(PUSHED_LOOK, here + PUSHED_BETTER):
         return None
     return quad
+
+
+def _is_early_card(early: ZoneCard, prediction: Prediction) -> bool:
+    """Whether the card found where a card was read early is that card: not read as another
+    label. (Not named, it is taken for the early card, read beyond doubt: a card's own picture
+    correlates too little between a frame with a hand leaving and the still one to tell.)"""
+    return prediction.label is None or prediction.label == early.label
 
 
 def _said(prediction: Prediction) -> str:
