@@ -128,6 +128,49 @@ def test_cards_lying_while_the_light_changes_are_not_counted_again_and_one_laid_
     assert [e.label for e in events if isinstance(e, Placement)] == [label for _, label in clip.events]
 
 
+def test_a_burnt_out_value_relit_is_a_floor_under_the_picture_before():
+    ref = _table_with_cards()
+    now = _lit(ref, "bright")
+    gain = light_change(_small(now), _small(ref))
+    assert gain is not None
+    burnt = now >= 250                                 # channel by channel
+    relit, floored = relight(now, gain), relight(now, gain, ref)
+    assert np.array_equal(floored[~burnt], relit[~burnt])
+    assert np.array_equal(floored[burnt], np.maximum(relit[burnt], ref[burnt]))
+    # The white of the cards comes back as it was, where divided it is darker by a fifth.
+    white = burnt.all(axis=2) & (ref.min(axis=2) > 210)
+    assert white.sum() > 1000
+    assert np.abs(floored[white].astype(int) - ref[white]).max() <= 4
+    assert (ref[white].astype(int) - relit[white]).mean() > 30
+
+
+def test_cards_lying_under_a_light_that_burns_their_white_out_are_not_counted_again():
+    """A lamp switched on over a fixed exposure (x1.3) burns the white of the cards out: divided
+    by the light, that white is darker than it was, and seen so the cards lying looked new. A
+    burnt-out value is a floor: the picture before shows through it where the detector looks for
+    a change (vision.light.relight), a drawing brighter there fits the zone's view, and a card
+    seen anew in that light (nudged) keeps where its picture was burnt out, so that it fits the
+    view again once the lamp is off (vision.zone: the view's burnt values and each card's floor)."""
+    clip = Clip(np.random.default_rng(3), "wood")
+    clip.still(5)
+    clip.place("red", card_quad((180, 230), 10, 170))
+    clip.place("blue", card_quad((440, 240), -15, 170), side="right")
+    changed_from = len(clip.frames)
+    clip.still(25)
+    clip.hand_pass("left")
+    clip.nudge(0, (10, 6), 4)               # seen anew where it lies, in that light
+    changed_to = len(clip.frames)
+    clip.still(25)
+    clip.place("violet", card_quad((330, 150), 85, 150), side="top")
+    frames = ChangingLight(clip.frames, "bright", period=len(clip.frames) + 1, start=changed_from, ramp=6,
+                           hold=changed_to - changed_from - 12)
+    burnt = [np.mean(f.max(axis=2) >= 250) for f in (clip.frames[changed_from - 1], frames[changed_from + 10])]
+    assert burnt[1] - burnt[0] > 0.05                     # the white burns out
+    events = run(PlacementDetector(ColourClassifier(clip.faces)), frames)
+    assert [(type(e).__name__, getattr(e, "label", None)) for e in events] == \
+        [("Placement", label) for _, label in clip.events]
+
+
 @pytest.mark.parametrize("kind", ["dim", "shadow", "warm"])
 def test_without_the_light_taken_out_the_same_deal_goes_wrong(monkeypatch, kind):
     """The test above measures the light's being taken out, not a deal any detector gets right

@@ -11,6 +11,9 @@ smooth surface (a quadratic in x and y), by least squares with the blocks that d
 (a card laid, a hand, glare) left out and the fit made again. Where most of the picture follows
 a surface that is not flat at 1, the light changed by that surface; `relight` divides it out.
 Blocks too dark or too bright to measure (black print, a burnt-out highlight) are left out.
+A burnt-out value (a lamp brighter than the exposure was set for) says only how bright it is at
+least: `relight` can keep the picture before there, and the zone compares such values as floors
+(vision.zone), so the white of a card burnt out is no change from the white it was.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ SMALLEST = 0.08             # ... and the surface differs from no change by this
                             # was fitted (8 %: less is below what the detector sees, 18 grey levels at white;
                             # a hand's shade, on a deal in one light, stays under it)
 ROUNDS = 3                  # fits, each without the blocks the last one left off
+BURNT = 250                 # a channel this bright may be burnt out: the light there is unknown above it
 
 
 def _terms(w: int, h: int) -> np.ndarray:
@@ -74,9 +78,22 @@ def light_change(now: np.ndarray, ref: np.ndarray) -> np.ndarray | None:
     return np.exp(surface).reshape(GRID[1], GRID[0], 3).astype(np.float32)
 
 
-def relight(frame: np.ndarray, gain: np.ndarray) -> np.ndarray:
+def relight(frame: np.ndarray, gain: np.ndarray, before: np.ndarray | None = None) -> np.ndarray:
     """`frame` (BGR uint8) as it would look in the light before: divided by the gain surface
-    (from light_change), spread smoothly over the frame."""
+    (from light_change), spread smoothly over the frame. A burnt-out value (burnt_out) says only
+    that the light there was at least that bright: divided, it is a floor, and where `before`
+    (the same picture in the light before, of the frame's size) shows more there, it shows that:
+    the white of a card burnt out under a brighter lamp is no change from how it was."""
     h, w = frame.shape[:2]
     undo = cv2.resize(1.0 / gain, (w, h), interpolation=cv2.INTER_LINEAR)
-    return cv2.multiply(frame, undo, dtype=cv2.CV_8U)      # rounded and saturated, in one pass
+    relit = cv2.multiply(frame, undo, dtype=cv2.CV_8U)     # rounded and saturated, in one pass
+    if before is not None:
+        # (Channel by channel: before where burnt, 0 elsewhere, and the greater of that and relit.)
+        relit = cv2.max(relit, cv2.bitwise_and(before, burnt_out(frame)))
+    return relit
+
+
+def burnt_out(frame: np.ndarray) -> np.ndarray:
+    """255 where a channel of the BGR frame is BURNT or more (its light unknown above that), 0
+    elsewhere: uint8, channel by channel."""
+    return cv2.threshold(frame, BURNT - 1, 255, cv2.THRESH_BINARY)[1]

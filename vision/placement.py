@@ -52,7 +52,7 @@ import numpy as np
 
 from vision.classifier import NOT_SURE, Prediction
 from vision.geometry import CARD_ASPECT, intersection_area, quad_area, quad_aspect, quad_iou
-from vision.light import light_change, relight
+from vision.light import burnt_out, light_change, relight
 from vision.locate import locate_candidates
 from vision.reading import read_again, read_probabilities
 from vision.zone import Zone, ZoneCard, search
@@ -120,6 +120,7 @@ class PlacementDetector:
         self._ref_tiny = None
         self._ref_mid = None
         self._ref_view = None
+        self._burnt = None                      # this frame's burnt-out values (vision.light.burnt_out), if relit
         self._prev_tiny = None
         self._still_tiny = None
         self._still = 0
@@ -132,7 +133,7 @@ class PlacementDetector:
         self._early_tried = 0                   # settled pixels at the last early look
         self._early_cards: list[ZoneCard] = []   # cards reported early since the picture was last still
         self._mid_of = None                     # (frame, its shrunk colour copy): made once a frame
-        self._owed = None                       # (frame, tiny, mid, index): a settled change to judge
+        self._owed = None                       # (frame, tiny, mid, index, burnt): a settled change to judge
 
     @property
     def _known(self) -> list[ZoneCard]:
@@ -197,7 +198,9 @@ class PlacementDetector:
             self._prev_tiny = tiny
             self._recent, self._early_tried = [tiny], 0
             return []
+        self._burnt = None
         if gain is not None:                 # what follows reads the whole frame: in that light too
+            self._burnt = burnt_out(frame_bgr)
             frame_bgr = relight(frame_bgr, gain)
             self._mid_of = (frame_bgr, mid)
         # Still = no change from the last frame, nor from the first frame of the still run (a
@@ -310,8 +313,9 @@ class PlacementDetector:
             events.append(Placement(prediction.label, prediction.confidence, quad, frame_index))
         if events:
             # Each kept with its picture: another card may be laid over it before the picture is still.
-            view = self._zone.view(frame)
-            self._early_cards += [ZoneCard(e.quad, e.label, *self._zone.capture(view, e.quad)) for e in events]
+            view = self._zone.view(frame, self._burnt)
+            self._early_cards += [ZoneCard(e.quad, e.label, *self._zone.capture(view, e.quad),
+                                           floor=self._zone.floor_of(e.quad)) for e in events]
         return events
 
     def _confirm(self, frame, tiny, frame_index) -> list[VisionEvent]:
@@ -326,13 +330,13 @@ class PlacementDetector:
     def _owe_judgement(self, frame, tiny, mid, frame_index) -> None:
         """The change is judged at the next call, from this frame (copied: a camera may refill
         its array)."""
-        self._owed = (frame.copy(), tiny, mid, frame_index)
+        self._owed = (frame.copy(), tiny, mid, frame_index, self._burnt)
 
-    def _judge(self, frame, tiny, mid, frame_index) -> list[VisionEvent]:
+    def _judge(self, frame, tiny, mid, frame_index, burnt) -> list[VisionEvent]:
         """Explain the change (vision.zone) and report the new cards."""
         mask = self._mask
         zone = self._zone
-        view = zone.view(frame)
+        view = zone.view(frame, burnt)
         readings = [self._outlined_by_pictures_here(frame, view, p, prediction)
                     for p, prediction in self._one_per_place()]
         # A new card is a card found now that the model names or is not sure of; one it reads as
@@ -404,6 +408,7 @@ class PlacementDetector:
         new_quads = [outlines[c] for c in explanation.new]
         for n, k in enumerate(moved):
             k.face, k.seen = zone.capture(view, k.quad, over=[a.quad for a in moved[n + 1:]] + new_quads)
+            k.floor = zone.floor_of(k.quad)
             k.forget_look()
         zone.cards = stayed + moved
         for c in explanation.new:
@@ -541,7 +546,7 @@ class PlacementDetector:
     def _relit(self, frame, gain) -> tuple[np.ndarray, np.ndarray]:
         """(tiny, mid) of the frame in the reference's light (vision.light), from its small copies
         (as _tiny makes them: the mid copy when they are of one size)."""
-        mid = relight(self._mid(frame), gain)
+        mid = relight(self._mid(frame), gain, self._ref_mid)
         small = mid if self.tiny_long_side == self.mid_long_side else relight(_shrunk(frame, self.tiny_long_side), gain)
         return cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), mid
 

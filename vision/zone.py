@@ -71,6 +71,9 @@ class ZoneCard:
     face: np.ndarray        # FACE_SIZE colour picture (uint8, view colours) as it was seen
     seen: np.ndarray        # FACE_SIZE bool: the parts of it that were seen
     leaning: str | None = None   # unnamed: the card the model leaned to
+    # FACE_SIZE bool, or None: where its picture was burnt out (vision.light.burnt_out) when seen,
+    # and shows only how bright it is at least.
+    floor: np.ndarray | None = None
     _look: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -255,15 +258,22 @@ class Zone:
         self.table: np.ndarray | None = None         # view colours where no card lies
         self.table_seen: np.ndarray | None = None    # bool
         self.scale = 1.0                             # view pixels per frame pixel
+        self.burnt: np.ndarray | None = None         # the last view's burnt-out values (see view)
         self._alignments: dict = {}                  # this view's picture alignments (see _aligned)
 
     # ------------------------------------------------------------------ pictures
-    def view(self, frame: np.ndarray) -> np.ndarray:
-        """The frame at view scale."""
+    def view(self, frame: np.ndarray, burnt: np.ndarray | None = None) -> np.ndarray:
+        """The frame at view scale. `burnt` (vision.light.burnt_out of the frame before it was
+        relit, if it was): where a value was burnt out, the view shows only how bright it was at
+        least, and a drawing brighter there fits it (see _Layers._misfit)."""
         h, w = frame.shape[:2]
         self.scale = VIEW_LONG_SIDE / max(h, w)
         self._alignments = {}
         size = (max(1, round(w * self.scale)), max(1, round(h * self.scale)))
+        # (A view pixel partly burnt out is taken as burnt: its value is a floor all the same.)
+        self.burnt = None if burnt is None else cv2.resize(burnt, size, interpolation=cv2.INTER_AREA)
+        if self.burnt is not None:
+            self.burnt = cv2.threshold(self.burnt, 0, 255, cv2.THRESH_BINARY)[1]
         return cv2.resize(frame, size, interpolation=cv2.INTER_AREA)
 
     def start(self, view: np.ndarray) -> None:
@@ -284,10 +294,19 @@ class Zone:
                                    borderMode=cv2.BORDER_CONSTANT, borderValue=0) > 0
         return face, seen
 
+    def floor_of(self, quad: np.ndarray) -> np.ndarray | None:
+        """Where the picture capture() cuts at quad from the last view was burnt out (FACE_SIZE
+        bool; None where nothing was)."""
+        if self.burnt is None:
+            return None
+        burnt = cv2.warpPerspective(self.burnt.max(axis=2), face_matrix(quad * self.scale), FACE_SIZE,
+                                    flags=cv2.INTER_NEAREST, borderMode=cv2.BORDER_CONSTANT, borderValue=0) > 0
+        return burnt if burnt.any() else None
+
     def add(self, view, quad, label, leaning=None) -> ZoneCard:
         """A card laid on top of the others, as the view shows it."""
         face, seen = self.capture(view, quad)
-        card = ZoneCard(np.asarray(quad, np.float32), label, face, seen, leaning)
+        card = ZoneCard(np.asarray(quad, np.float32), label, face, seen, leaning, self.floor_of(quad))
         self.cards.append(card)
         self.keep_printing(card)
         return card
@@ -604,6 +623,7 @@ class _Layers:
         self.size = (bw, bh)
         seen_now = cv2.blur(view[y0:y1, x0:x1], (3, 3))
         self.view = seen_now
+        self.burnt = None if zone.burnt is None else cv2.dilate(zone.burnt[y0:y1, x0:x1], np.ones((3, 3), np.uint8))
         # Near every outline in play a shadow may fall (see _misfit).
         rims = np.zeros((bh, bw), np.uint8)
         for q in quads:
@@ -630,33 +650,44 @@ class _Layers:
         for i, card in enumerate(zone.cards):
             (cx0, cy0), (cx1, cy1) = card.quad.min(axis=0) * s, card.quad.max(axis=0) * s
             if cx1 > x0 and cx0 < x1 and cy1 > y0 and cy0 < y1:       # (a card off the box draws nothing)
-                self.index[("at", i)] = self._layer(card.face, card.seen, card.quad)
+                self.index[("at", i)] = self._layer(card.face, card.seen, card.quad, floor=card.floor)
         self.pose_quads = {i: list(qs) for i, qs in poses.items()}
         self.clash = {i: [{c for c, (cq, _) in enumerate(candidates) if quad_iou(q, cq) >= CLASH_IOU} for q in qs]
                       for i, qs in poses.items()}
         for i, qs in poses.items():
             for k, q in enumerate(qs):
-                self.index[("pose", i, k)] = self._layer(zone.cards[i].face, zone.cards[i].seen, q, relit=True)
+                card = zone.cards[i]
+                self.index[("pose", i, k)] = self._layer(card.face, card.seen, q, relit=True, floor=card.floor)
         for c, (q, _) in enumerate(candidates):
             face, seen = zone.capture(view, q)
             self.index[("new", c)] = self._layer(face, seen, q)
         self.stack = np.stack(self.maps)
         self.seen = np.stack(self.seens)
 
-    def _misfit(self, picture, seen, rect=None) -> np.ndarray:
+    def _misfit(self, picture, seen, rect=None, floor=None) -> np.ndarray:
         """How badly the drawing misfits the view, pixel by pixel (0 fits, 1 a full miss), within
         `rect` (x0, y0, x1, y1) of the box (all of it if None).
         A pixel fits where the drawing shows its colour within SLACK_PX of it (an outline a
         pixel or two off, and a picture resampled twice, must not misfit along every edge of its
         print; a sliver wider than that does), and near an outline where it is the drawing's
-        colour evenly darkened (a card's shadow on what lies beneath it, which nothing draws)."""
+        colour evenly darkened (a card's shadow on what lies beneath it, which nothing draws).
+        A value burnt out shows only how bright it is at least: where the view's was (self.burnt),
+        a drawing brighter fits; where the drawing's was (`floor`, 255 there, of rect's size), a
+        view brighter fits."""
         x0, y0, x1, y1 = rect or (0, 0, *self.size)
         view, near = self.view[y0:y1, x0:x1], self.near[y0:y1, x0:x1]
         picture = cv2.blur(picture, (3, 3))
         low, high = cv2.erode(picture, self.kernel), cv2.dilate(picture, self.kernel)
         # (uint8 arithmetic saturates: each difference is 0 where the view is within the range.)
         # (Channel by channel: numpy's reductions along a short last axis are slow.)
-        b, g, r = cv2.split(cv2.max(cv2.subtract(view, high), cv2.subtract(low, view)))
+        view_darker = cv2.subtract(low, view)
+        if self.burnt is not None:       # a burnt-out value is a floor: a drawing brighter there fits
+            view_darker = cv2.bitwise_and(view_darker, cv2.bitwise_not(self.burnt[y0:y1, x0:x1]))
+        view_brighter = cv2.subtract(view, high)
+        if floor is not None:
+            view_brighter = cv2.bitwise_and(view_brighter, cv2.cvtColor(cv2.bitwise_not(cv2.dilate(floor, self.kernel)),
+                                                                        cv2.COLOR_GRAY2BGR))
+        b, g, r = cv2.split(cv2.max(view_brighter, view_darker))
         m = _MISFIT[cv2.max(cv2.max(b, g), r)]
         ratio = view[near].astype(np.float32) / np.maximum(picture[near], 8).astype(np.float32)
         top = np.maximum(np.maximum(ratio[:, 0], ratio[:, 1]), ratio[:, 2])
@@ -666,9 +697,10 @@ class _Layers:
         m[~seen] = UNKNOWN
         return m * self.weight[y0:y1, x0:x1]
 
-    def _layer(self, face, seen, quad, relit: bool = False) -> int:
+    def _layer(self, face, seen, quad, relit: bool = False, floor=None) -> int:
         """A picture drawn at quad: its misfit is computed only around where it covers (it is
-        drawn nowhere else), with the margin the blur and the slack need to see past its edge."""
+        drawn nowhere else), with the margin the blur and the slack need to see past its edge.
+        `floor` (FACE_SIZE bool): where the picture shows only how bright it is at least."""
         q = quad * self.zone.scale - self.origin
         poly = np.round(q).astype(np.int32)
         cover = np.zeros(self.size[::-1], np.uint8)
@@ -688,8 +720,13 @@ class _Layers:
                                             borderMode=cv2.BORDER_CONSTANT, borderValue=0) > 0
             if relit:
                 where = (cover[y0:y1, x0:x1] > 0) & seen_here & ~self.near[y0:y1, x0:x1]
+                if self.burnt is not None:     # (a burnt-out value tells how bright it is only at least)
+                    where &= self.burnt[y0:y1, x0:x1].max(axis=2) == 0
                 picture = self._relit(picture, where, self.view[y0:y1, x0:x1])
-            maps[y0:y1, x0:x1] = self._misfit(picture, seen_here, rect)
+            floor_here = None if floor is None else cv2.warpPerspective(
+                floor.astype(np.uint8) * 255, matrix, size, flags=cv2.INTER_NEAREST,
+                borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+            maps[y0:y1, x0:x1] = self._misfit(picture, seen_here, rect, floor_here)
             seens[y0:y1, x0:x1] = seen_here
         self.maps.append(maps)
         self.seens.append(seens)
