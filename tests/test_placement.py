@@ -224,6 +224,57 @@ def test_a_card_laid_where_one_was_read_early_before_the_picture_was_still_count
                if isinstance(e, Placement)), events      # the first was read early, as meant
     assert_events_match(events, clip.events)
 
+
+def test_a_card_laid_where_one_read_early_was_slid_from_is_read_though_it_goes_before_the_picture_is_still():
+    """Two cards laid in turn in one place and each slid away again while hands never leave the
+    picture: the place of the first, read early, is news again once it has gone, so the second is
+    read there too (flip7 light video 9003, bright, frame 6107: a `10` laid where a `+6` read early
+    had lain and slid away with it before the picture was still, never reported)."""
+    clip = Clip(np.random.default_rng(13), "wood")
+    clip.still(5)
+    enter = np.array([640, 0], np.float32)
+    for label, quad in (("green", card_quad((260, 240), 12, 180)), ("red", card_quad((250, 236), 18, 180))):
+        clip._carry(label, quad + enter * 0.6, quad, 6, "right")
+        clip.lying.append((label, quad))
+        clip.events.append((len(clip.frames), label))
+        tip = (quad[2] + quad[3]) / 2
+        clip._frame(None, tip, "right")                         # let go,
+        clip._reach(tip, tip + enter * 0.4, 5, "right")         # drawn back, still in the picture,
+        clip._reach(tip + enter * 0.4, tip, 4, "right")         # and back to slide it off
+        clip.lying.pop()
+        clip._carry(label, quad, quad + enter * 0.6, 6, "right")
+    clip._reach(np.array([560, 300], np.float32), np.array([760, 300], np.float32), 4, "right")
+    clip.still()
+    events = run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames)
+    assert_events_match(events, clip.events)
+
+
+def test_a_card_read_early_and_pushed_before_the_picture_is_still_counts_once():
+    """Its place changed since it was read, so that place is news again; but the card read there
+    now is the card read early, moved: the still picture judges it, and it is not counted again."""
+    clip = Clip(np.random.default_rng(17), "wood")
+    clip.still(5)
+    enter = np.array([640, 0], np.float32)
+    laid, pushed = card_quad((260, 240), 12, 180), card_quad((236, 222), 22, 180)
+    clip._carry("green", laid + enter * 0.6, laid, 6, "right")
+    clip.lying.append(("green", laid))
+    clip.events.append((len(clip.frames), "green"))
+    tip = (laid[2] + laid[3]) / 2
+    clip._frame(None, tip, "right")                             # let go,
+    clip._reach(tip, tip + enter * 0.4, 5, "right")             # drawn back, still in the picture,
+    clip._reach(tip + enter * 0.4, tip, 4, "right")             # and back to push it
+    clip.lying.pop()
+    clip._carry("green", laid, pushed, 4, "right")
+    clip.lying.append(("green", pushed))
+    tip = (pushed[2] + pushed[3]) / 2
+    clip._frame(None, tip, "right")
+    clip._reach(tip, tip + enter * 0.4, 5, "right")             # drawn back, still in the picture,
+    clip._reach(tip + enter * 0.4, tip + enter * 1.2, 4, "right")   # and gone
+    clip.still()
+    events = run(PlacementDetector(ColourClassifier(clip.faces)), clip.frames)
+    assert events and events[0].frame_index < clip.events[0][0] + 8      # read early, as meant
+    assert_events_match(events, clip.events)
+
 def test_a_card_laid_exactly_on_the_last_one_counts_as_on_a_discard_pile():
     clip = Clip(np.random.default_rng(8), "cloth")
     clip.still(5)

@@ -82,6 +82,16 @@ class _Pending:
     probs: np.ndarray       # the classifier's probabilities, summed over the frames read
 
 
+@dataclass
+class _EarlyCard:
+    card: ZoneCard          # as read (its picture: it may lie beneath a card laid before the still picture)
+    mid: np.ndarray         # the detector's shrunk colour frame it was read on
+
+    @property
+    def quad(self) -> np.ndarray:
+        return self.card.quad
+
+
 IDLE, DISTURBED, CONFIRMING = "idle", "disturbed", "confirming"
 # An early read (while the hand withdraws) needs a card-proportioned outline and this confidence.
 EARLY_ASPECT_TOLERANCE, EARLY_MIN_CONFIDENCE = 0.12, 0.9
@@ -131,7 +141,7 @@ class PlacementDetector:
         self._mask = None
         self._recent: list[np.ndarray] = []     # the last tiny frames while disturbed
         self._early_tried = 0                   # settled pixels at the last early look
-        self._early_cards: list[ZoneCard] = []   # cards reported early since the picture was last still
+        self._early_cards: list[_EarlyCard] = []  # cards reported early since the picture was last still
         self._mid_of = None                     # (frame, its shrunk colour copy): made once a frame
         self._owed = None                       # (frame, tiny, mid, index, burnt): a settled change to judge
 
@@ -281,8 +291,10 @@ class PlacementDetector:
         mh, mw = mid.shape[:2]
         moving_mid = cv2.resize(moving, (mw, mh), interpolation=cv2.INTER_NEAREST) * 255
         mask = cv2.bitwise_and(self._change_mask(mid), cv2.bitwise_not(moving_mid))
-        # (The cards read already are no longer news.)
-        for card in self._early_cards:
+        # (The cards read already are no longer news while they lie as they were read: one slid
+        # away, or covered, since, leaves its place to the next card.)
+        read = [e for e in self._early_cards if self._lies_as_read(e, mid, frame.shape)]
+        for card in read:
             poly = np.round(card.quad * np.array([mw / frame.shape[1], mh / frame.shape[0]], np.float32)).astype(np.int32)
             cv2.fillConvexPoly(mask, poly, 0)
             cv2.polylines(mask, [poly], True, 0, thickness=3)
@@ -298,7 +310,7 @@ class PlacementDetector:
         for quad, score in sorted(self._locate_changed(frame, mask, widen=False), key=lambda c: -c[1]):
             if self._mask_share(mask, quad, frame.shape) < 0.8 or self._mask_share(moving_mid, quad, frame.shape) > 0.02:
                 continue
-            if any(_overlap(quad, e.quad) >= 0.3 for e in events + self._early_cards):
+            if any(_overlap(quad, e.quad) >= 0.3 for e in events + read):
                 continue                 # read already
             # Read early only what is beyond doubt: a clear card outline and a confident reading
             # (a card half under the one below, or seen through a shadow, waits for the still picture).
@@ -307,16 +319,28 @@ class PlacementDetector:
             prediction = self.classifier.decide(self._probabilities(frame, [quad])[0])
             if prediction.label is None or prediction.confidence < EARLY_MIN_CONFIDENCE:
                 continue                 # not named: the still picture judges it, prompt and all
-            if any(k.guess == prediction.label and _overlap(quad, k.quad) >= 0.2 for k in self._known):
+            if any(k.guess == prediction.label and _overlap(quad, k.quad) >= 0.2
+                   for k in self._known + [e.card for e in self._early_cards]):
                 continue                 # that card moved, or its twin on it: the still picture judges it
             log.debug("frame %d: early read %s at %s", frame_index, prediction.label, quad.mean(axis=0).round())
             events.append(Placement(prediction.label, prediction.confidence, quad, frame_index))
         if events:
             # Each kept with its picture: another card may be laid over it before the picture is still.
             view = self._zone.view(frame, self._burnt)
-            self._early_cards += [ZoneCard(e.quad, e.label, *self._zone.capture(view, e.quad),
-                                           floor=self._zone.floor_of(e.quad)) for e in events]
+            self._early_cards += [_EarlyCard(ZoneCard(e.quad, e.label, *self._zone.capture(view, e.quad),
+                                                      floor=self._zone.floor_of(e.quad)), mid)
+                                  for e in events]
         return events
+
+    def _lies_as_read(self, early: _EarlyCard, mid, shape) -> bool:
+        """Whether the place of a card read early shows what it showed then (EARLY_MOVED)."""
+        mh, mw = mid.shape[:2]
+        inside = np.zeros((mh, mw), np.uint8)
+        cv2.fillConvexPoly(inside, np.round(early.quad * np.array([mw / shape[1], mh / shape[0]], np.float32)).astype(np.int32), 255)
+        b, g, r = cv2.split(cv2.absdiff(mid, early.mid))
+        changed = cv2.threshold(cv2.max(cv2.max(b, g), r), self.pixel_threshold, 255, cv2.THRESH_BINARY)[1]
+        whole = cv2.countNonZero(inside)
+        return whole == 0 or cv2.countNonZero(cv2.bitwise_and(changed, inside)) < EARLY_MOVED * whole
 
     def _confirm(self, frame, tiny, frame_index) -> list[VisionEvent]:
         if self._pending:
@@ -413,16 +437,20 @@ class PlacementDetector:
         zone.cards = stayed + moved
         for c in explanation.new:
             p, prediction = candidates[c]
-            early = [e for e in self._early_cards if _overlap(e.quad, outlines[c]) >= EARLY_SAME]
-            if early and _is_early_card(early[0], prediction):
-                zone.add(view, outlines[c], early[0].label)    # reported while the hand withdrew
+            # The cards read early here, in the order read: this card is the last of them read as
+            # it is (reported while the hand withdrew), or, if none is, a card laid over them before
+            # the picture was ever still. The others lie beneath it, as each was seen when read
+            # (one slid away meanwhile is found gone when the zone next looks there).
+            here = [e for e in self._early_cards if _overlap(e.quad, outlines[c]) >= EARLY_SAME]
+            self._early_cards = [e for e in self._early_cards if all(e is not h for h in here)]
+            same = [e for e in here if _is_early_card(e.card, prediction)]
+            for e in here:
+                if not same or e is not same[-1]:
+                    log.debug("frame %d: %s read early lies beneath %s", frame_index, e.card.label, _said(prediction))
+                    zone.cards.append(e.card)
+            if same:
+                zone.add(view, outlines[c], same[-1].card.label)
                 continue
-            if early:
-                # Another card laid over the one read early before the picture was ever still:
-                # that one lies beneath, as it was seen, and this one is new.
-                log.debug("frame %d: %s laid over %s, read early", frame_index, _said(prediction), early[0].label)
-                self._early_cards.remove(early[0])
-                zone.cards.append(early[0])
             if explanation.hidden.get(c, 0.0) >= HIDDEN_ALL_ALONG:
                 # Uncovered, not dealt: it lay under cards that were there when the zone was first
                 # seen, and what showed of it did not change.
@@ -748,6 +776,9 @@ HIDDEN_ALL_ALONG = 0.85
 # A new card overlapping a card read early this much (of the smaller) is that card unless it is
 # read as another label.
 EARLY_SAME = 0.5
+# A card read early whose place changed this much since (of its pixels in the shrunk colour
+# frame) no longer lies as it was read: its place is news again.
+EARLY_MOVED = 0.3
 # A card never named, read in nearly its very place (IoU), is named by that reading.
 NAMED_AGAIN_IOU = 0.7
 # A known card is in play when this share of its place changed (or a card found overlaps it).
