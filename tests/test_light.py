@@ -101,13 +101,18 @@ def test_a_picture_too_dark_to_measure_is_left_as_it_is():
     assert light_change(_small(_lit(ref, "dim")), _small(ref)) is not None
 
 
-def _clip_with_light_change(kind, seed=3):
-    """A deal in which the light changes (over 6 frames) after two cards lie, a card is laid and
-    one nudged in the changed light, and the light goes back."""
+def _two_cards_lying(seed=3) -> Clip:
     clip = Clip(np.random.default_rng(seed), "wood")
     clip.still(5)
     clip.place("red", card_quad((180, 230), 10, 170))
     clip.place("blue", card_quad((440, 240), -15, 170), side="right")
+    return clip
+
+
+def _clip_with_light_change(kind, seed=3):
+    """A deal in which the light changes (over 6 frames) after two cards lie, a card is laid and
+    one nudged in the changed light, and the light goes back."""
+    clip = _two_cards_lying(seed)
     changed_from = len(clip.frames)
     clip.still(25)
     clip.place("green", card_quad((320, 330), 80, 160))
@@ -151,10 +156,7 @@ def test_cards_lying_under_a_light_that_burns_their_white_out_are_not_counted_ag
     a change (vision.light.relight), a drawing brighter there fits the zone's view, and a card
     seen anew in that light (nudged) keeps where its picture was burnt out, so that it fits the
     view again once the lamp is off (vision.zone: the view's burnt values and each card's floor)."""
-    clip = Clip(np.random.default_rng(3), "wood")
-    clip.still(5)
-    clip.place("red", card_quad((180, 230), 10, 170))
-    clip.place("blue", card_quad((440, 240), -15, 170), side="right")
+    clip = _two_cards_lying()
     changed_from = len(clip.frames)
     clip.still(25)
     clip.hand_pass("left")
