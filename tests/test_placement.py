@@ -275,6 +275,27 @@ def test_a_card_read_early_and_pushed_before_the_picture_is_still_counts_once():
     assert events and events[0].frame_index < clip.events[0][0] + 8      # read early, as meant
     assert_events_match(events, clip.events)
 
+
+def test_a_card_read_early_and_read_otherwise_at_the_still_picture_counts_once():
+    """One card, misread early (the stand-in names it "blue" while the hand withdraws) and read
+    "green" at the still picture: its place has not changed since it was read, so it is the card
+    read early, not another laid on it (one event, the one reported; none hidden in the zone)."""
+    clip = Clip(np.random.default_rng(7), "wood")
+    clip.still(5)
+    clip.place("green", card_quad((260, 240), 15, 180), side="right")
+
+    class MisreadsEarly(ColourClassifier):
+        def decide(self, probs):
+            prediction = super().decide(probs)
+            if detector.step == "early" and prediction.label == "green":
+                return Prediction("blue", prediction.confidence)
+            return prediction
+
+    detector = PlacementDetector(MisreadsEarly(clip.faces))
+    events = run(detector, clip.frames)
+    assert [(type(e).__name__, e.label) for e in events] == [("Placement", "blue")]
+    assert [k.label for k in detector._zone.cards] == ["blue"]
+
 def test_a_card_laid_exactly_on_the_last_one_counts_as_on_a_discard_pile():
     clip = Clip(np.random.default_rng(8), "cloth")
     clip.still(5)

@@ -138,6 +138,9 @@ class _TornEachWayUp:
             out.append([0.6, 0.0, 0.4] if top_dark else [0.6, 0.4, 0.0])
         return np.array(out, np.float32)
 
+    def classify_batch(self, crops):         # (one crop each: what scan read before)
+        return [self.decide(p) for p in self.probabilities(crops)]
+
     def decide(self, probs):
         from vision.classifier import NO_CARD, NOT_SURE, Prediction
 

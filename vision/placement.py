@@ -82,7 +82,7 @@ class _Pending:
     probs: np.ndarray       # the classifier's probabilities, summed over the frames read
 
 
-@dataclass
+@dataclass(eq=False)          # (told apart by identity: it holds arrays)
 class _EarlyCard:
     card: ZoneCard          # as read (its picture: it may lie beneath a card laid before the still picture)
     mid: np.ndarray         # the detector's shrunk colour frame it was read on
@@ -319,9 +319,11 @@ class PlacementDetector:
             prediction = self.classifier.decide(self._probabilities(frame, [quad])[0])
             if prediction.label is None or prediction.confidence < EARLY_MIN_CONFIDENCE:
                 continue                 # not named: the still picture judges it, prompt and all
+            # That card moved, or its twin on it: the still picture judges it (a card read early
+            # is then taken for it: a twin laid on one before the picture is still is not told apart).
             if any(k.guess == prediction.label and _overlap(quad, k.quad) >= 0.2
                    for k in self._known + [e.card for e in self._early_cards]):
-                continue                 # that card moved, or its twin on it: the still picture judges it
+                continue
             log.debug("frame %d: early read %s at %s", frame_index, prediction.label, quad.mean(axis=0).round())
             events.append(Placement(prediction.label, prediction.confidence, quad, frame_index))
         if events:
@@ -444,6 +446,13 @@ class PlacementDetector:
             here = [e for e in self._early_cards if _overlap(e.quad, outlines[c]) >= EARLY_SAME]
             self._early_cards = [e for e in self._early_cards if all(e is not h for h in here)]
             same = [e for e in here if _is_early_card(e.card, prediction)]
+            unchanged = [e for e in here if self._lies_as_read(e, mid, frame.shape)]
+            if not same and unchanged:
+                # Read as another label, but its place looks as when it was read: the same card,
+                # one of the two readings wrong (it keeps the one reported).
+                log.debug("frame %d: %s where %s was read early, unchanged since", frame_index,
+                          _said(prediction), unchanged[-1].card.label)
+                same = unchanged[-1:]
             for e in here:
                 if not same or e is not same[-1]:
                     log.debug("frame %d: %s read early lies beneath %s", frame_index, e.card.label, _said(prediction))
@@ -774,7 +783,7 @@ PICTURES_TRIED = 3
 # elsewhere, over at least this share of its place, lay there all along.
 HIDDEN_ALL_ALONG = 0.85
 # A new card overlapping a card read early this much (of the smaller) is that card unless it is
-# read as another label.
+# read as another label where the early card's place changed since (EARLY_MOVED).
 EARLY_SAME = 0.5
 # A card read early whose place changed this much since (of its pixels in the shrunk colour
 # frame) no longer lies as it was read: its place is news again.

@@ -718,14 +718,17 @@ class _Layers:
             picture = cv2.warpPerspective(face, matrix, size, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
             seen_here = cv2.warpPerspective(seen.astype(np.uint8), matrix, size, flags=cv2.INTER_NEAREST,
                                             borderMode=cv2.BORDER_CONSTANT, borderValue=0) > 0
-            if relit:
-                where = (cover[y0:y1, x0:x1] > 0) & seen_here & ~self.near[y0:y1, x0:x1]
-                if self.burnt is not None:     # (a burnt-out value tells how bright it is only at least)
-                    where &= self.burnt[y0:y1, x0:x1].max(axis=2) == 0
-                picture = self._relit(picture, where, self.view[y0:y1, x0:x1])
             floor_here = None if floor is None else cv2.warpPerspective(
                 floor.astype(np.uint8) * 255, matrix, size, flags=cv2.INTER_NEAREST,
                 borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+            if relit:
+                where = (cover[y0:y1, x0:x1] > 0) & seen_here & ~self.near[y0:y1, x0:x1]
+                # (A burnt-out value, in the view or the picture, tells how bright it is only at least.)
+                if self.burnt is not None:
+                    where &= self.burnt[y0:y1, x0:x1].max(axis=2) == 0
+                if floor_here is not None:
+                    where &= floor_here == 0
+                picture = self._relit(picture, where, self.view[y0:y1, x0:x1])
             maps[y0:y1, x0:x1] = self._misfit(picture, seen_here, rect, floor_here)
             seens[y0:y1, x0:x1] = seen_here
         self.maps.append(maps)
