@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.vision_fixtures import Clip, ColourClassifier, card_face, card_quad, hand, place, run, surface
-from vision.light import light_change, relight
+from vision.light import burnt_out, light_change, relight
 from vision.placement import Placement, PlacementDetector, Unsure
 from vision.synth import ChangingLight, changed_light, under_light
 
@@ -248,3 +248,45 @@ def test_a_hand_in_a_corner_of_a_busy_cloth_is_not_a_change_of_light():
     frames = deal_video("flip7-vengeance", 9603, 200, "heldout").frames
     assert light_change(_small(frames[146]), _small(frames[120])) is None
 
+
+
+def _misfit_of_a_card_lying(view_now, floor_from=None):
+    """The zone's misfit (vision.zone._Layers) over a card lying, its picture taken from the frame
+    as made (or as `floor_from` makes it: (frame, its burnt values)), against the view of
+    `view_now(frame)` (the same pair)."""
+    from vision.zone import Zone, _Layers
+
+    rng = np.random.default_rng(4)
+    frame = surface(rng, "wood", (W, H))
+    quad = card_quad((320, 240), 12, 200)
+    place(frame, card_face(rng, "7", (40, 40, 210)), quad)
+    zone = Zone()
+    then, then_burnt = (frame, None) if floor_from is None else floor_from(frame)
+    zone.start(zone.view(then, then_burnt))
+    zone.add(zone.view(then, then_burnt), quad, "7")
+    now, now_burnt = view_now(frame)
+    view = zone.view(now, now_burnt)
+    layers = _Layers(zone, view, np.ones(view.shape[:2], bool), [0], {}, [])
+    at = layers.index[("at", 0)]
+    return float(layers.maps[at][layers.covers[at]].mean())
+
+
+def _bright_relit(frame):
+    """The frame under the bright light (x1.3, its white burnt out), divided by that light."""
+    lit = _lit(frame, "bright")
+    return relight(lit, np.full((24, 32, 3), 1.3, np.float32)), burnt_out(lit)
+
+
+def test_the_zone_takes_a_burnt_out_value_in_the_view_or_in_a_cards_picture_as_a_floor():
+    def as_made(frame):
+        return frame, None
+
+    def unmarked(frame):                # under the bright light, its burnt values not marked
+        return _bright_relit(frame)[0], None
+
+    same = _misfit_of_a_card_lying(as_made)
+    # The card seen now under the bright light: its burnt white fits the picture taken before.
+    assert _misfit_of_a_card_lying(_bright_relit) < same + 0.02 < 0.1 < _misfit_of_a_card_lying(unmarked)
+    # Its picture taken under the bright light: it fits the card seen again once the lamp is off.
+    assert _misfit_of_a_card_lying(as_made, _bright_relit) < same + 0.02 < 0.1 < \
+        _misfit_of_a_card_lying(as_made, unmarked)
