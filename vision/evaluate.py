@@ -150,7 +150,8 @@ class DetectorReading:
 def scene_report(classifier, deck: str, seed: int, scenes: int, split: str) -> dict:
     """End to end on still photos (as `tablemate scan` sees them): locate the cards with
     vision.locate and read them (vision.reading.read_cards); each true card counts as read
-    right, read wrong, rejected or not found; a located quad matching no true card and accepted as a card is a false card."""
+    right, read wrong, rejected or not found; a located quad matching no true card and accepted
+    as a card is a false card."""
     from rules.cards import DECKS
     from vision.geometry import quad_iou
     from vision.locate import find_cards

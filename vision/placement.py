@@ -336,13 +336,7 @@ class PlacementDetector:
 
     def _lies_as_read(self, early: _EarlyCard, mid, shape) -> bool:
         """Whether the place of a card read early shows what it showed then (EARLY_MOVED)."""
-        mh, mw = mid.shape[:2]
-        inside = np.zeros((mh, mw), np.uint8)
-        cv2.fillConvexPoly(inside, np.round(early.quad * np.array([mw / shape[1], mh / shape[0]], np.float32)).astype(np.int32), 255)
-        b, g, r = cv2.split(cv2.absdiff(mid, early.mid))
-        changed = cv2.threshold(cv2.max(cv2.max(b, g), r), self.pixel_threshold, 255, cv2.THRESH_BINARY)[1]
-        whole = cv2.countNonZero(inside)
-        return whole == 0 or cv2.countNonZero(cv2.bitwise_and(changed, inside)) < EARLY_MOVED * whole
+        return self._mask_share(self._changed_pixels(mid, early.mid), early.quad, shape) < EARLY_MOVED
 
     def _confirm(self, frame, tiny, frame_index) -> list[VisionEvent]:
         if self._pending:
@@ -600,10 +594,13 @@ class PlacementDetector:
     def _changed(self, a, b) -> int:
         return int(np.count_nonzero(cv2.absdiff(a, b) > self.pixel_threshold))
 
+    def _changed_pixels(self, mid, before) -> np.ndarray:
+        """255 where a colour of the shrunk frame differs from `before` by more than pixel_threshold."""
+        b, g, r = cv2.split(cv2.absdiff(mid, before))     # (numpy's max over channels is slow)
+        return cv2.threshold(cv2.max(cv2.max(b, g), r), self.pixel_threshold, 255, cv2.THRESH_BINARY)[1]
+
     def _change_mask(self, mid) -> np.ndarray:
-        b, g, r = cv2.split(cv2.absdiff(mid, self._ref_mid))     # (numpy's max over channels is slow)
-        diff = cv2.max(cv2.max(b, g), r)
-        mask = (diff > self.pixel_threshold).astype(np.uint8) * 255
+        mask = self._changed_pixels(mid, self._ref_mid)
         mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
         mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
         # A change smaller than a tenth of the smallest card is noise, a shadow, a crumb.

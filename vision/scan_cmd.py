@@ -8,7 +8,8 @@ Prints one JSON object:
 Corners are image pixels, clockwise from the card's top-left as it lies (long side vertical).
 Each card is read as the placement detector reads one (vision.reading: both ways up, and a
 second look at outlines a little off one the model is not sure of). A card the model will not
-name has label null and reason "not sure"; shapes the model says are no card are left out. With --score, "score" is what the cards seen are worth: for flip7 the
+name has label null and reason "not sure"; shapes the model says are no card are left out.
+With --score, "score" is what the cards seen are worth: for flip7 the
 Flip 7 score of the row (numbers summed, x2 doubles them, +N added, +15 for seven different
 numbers), for flip7-vengeance the Vengeance score of the row (spec/vengeance.md: halved per /2,
 minus the malus, not below 0, +15 for seven numbers; a row as it stands, not busted), for uno-flip

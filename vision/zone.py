@@ -270,10 +270,9 @@ class Zone:
         self.scale = VIEW_LONG_SIDE / max(h, w)
         self._alignments = {}
         size = (max(1, round(w * self.scale)), max(1, round(h * self.scale)))
-        # (A view pixel partly burnt out is taken as burnt: its value is a floor all the same.)
-        self.burnt = None if burnt is None else cv2.resize(burnt, size, interpolation=cv2.INTER_AREA)
-        if self.burnt is not None:
-            self.burnt = cv2.threshold(self.burnt, 0, 255, cv2.THRESH_BINARY)[1]
+        self.burnt = None
+        if burnt is not None:   # (a view pixel partly burnt out is taken as burnt: a floor all the same)
+            self.burnt = cv2.threshold(cv2.resize(burnt, size, interpolation=cv2.INTER_AREA), 0, 255, cv2.THRESH_BINARY)[1]
         return cv2.resize(frame, size, interpolation=cv2.INTER_AREA)
 
     def start(self, view: np.ndarray) -> None:
