@@ -90,6 +90,27 @@ def test_preprocessing_follows_the_sidecar_channel_order_and_normalisation():
     np.testing.assert_allclose(x[0, :, 0, 0], [(0.2 - 0.5) / 0.25, (0.0 - 0.4) / 0.2, (1.0 - 0.3) / 0.1], rtol=1e-5)
 
 
+
+
+@pytest.mark.parametrize("rgb", [True, False])
+def test_one_scale_for_every_channel_gives_the_same_input_as_the_per_channel_arithmetic(rgb):
+    """With the same std for every channel (every committed sidecar) preprocessing takes OpenCV's
+    one-pass blob path; it must feed the network what the per-channel arithmetic would."""
+    from vision.classifier import to_input_batch
+
+    rng = np.random.default_rng(3)
+    crops = [rng.integers(0, 256, (176, 126, 3), dtype=np.uint8), rng.integers(0, 256, (88, 63, 3), dtype=np.uint8)]
+    crops.append(rng.uniform(0, 255, (176, 126, 3)).astype(np.float32))  # a float picture among them
+    mean, std = np.array([0.4, 0.5, 0.6], np.float32), np.array([0.25] * 3, np.float32)
+    got = to_input_batch(crops, 63, 88, rgb, (1 / (255 * std)).astype(np.float32), (-mean / std).astype(np.float32))
+    import cv2
+    want = []
+    for crop in crops:
+        small = cv2.resize(crop, (63, 88), interpolation=cv2.INTER_AREA)
+        small = small[:, :, ::-1] if rgb else small
+        want.append(((small.astype(np.float32) / 255 - mean) / std).transpose(2, 0, 1))
+    assert got.shape == (3, 3, 88, 63) and got.dtype == np.float32 and got.flags["C_CONTIGUOUS"]
+    np.testing.assert_allclose(got, np.stack(want), atol=1e-5)
 # ------------------------------------------------------------------ model files
 
 def test_missing_model_names_the_file(tmp_path):
