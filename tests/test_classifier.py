@@ -96,13 +96,15 @@ def test_preprocessing_follows_the_sidecar_channel_order_and_normalisation():
 def test_one_scale_for_every_channel_gives_the_same_input_as_the_per_channel_arithmetic(rgb):
     """With the same std for every channel (every committed sidecar) preprocessing takes OpenCV's
     one-pass blob path; it must feed the network what the per-channel arithmetic would."""
-    from vision.classifier import to_input_batch
+    from vision.classifier import InputFormat
 
     rng = np.random.default_rng(3)
     crops = [rng.integers(0, 256, (176, 126, 3), dtype=np.uint8), rng.integers(0, 256, (88, 63, 3), dtype=np.uint8)]
     crops.append(rng.uniform(0, 255, (176, 126, 3)).astype(np.float32))  # a float picture among them
     mean, std = np.array([0.4, 0.5, 0.6], np.float32), np.array([0.25] * 3, np.float32)
-    got = to_input_batch(crops, 63, 88, rgb, (1 / (255 * std)).astype(np.float32), (-mean / std).astype(np.float32))
+    fmt = InputFormat.of(63, 88, rgb, mean, std)
+    assert fmt.blob_scale is not None                       # the one-call path is taken
+    got = fmt.batch(crops)
     import cv2
     want = []
     for crop in crops:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vision.classifier import MODELS_DIR, ModelError, onnx_session, to_input_batch
+from vision.classifier import MODELS_DIR, InputFormat, ModelError, onnx_session
 
 LOOK_MODEL = "card-look"
 
@@ -25,8 +25,7 @@ class LookModel:
         self._session = session
         self._input = session.get_inputs()[0].name
         self.width, self.height, self.rgb = width, height, rgb
-        self._scale = (1.0 / (255.0 * np.asarray(std, np.float32))).astype(np.float32)
-        self._shift = (-np.asarray(mean, np.float32) / np.asarray(std, np.float32)).astype(np.float32)
+        self.input_format = InputFormat.of(width, height, rgb, mean, std)
         self.name = name
         self.identity = identity  # sha256 of the model file: a calibration profile is bound to it
         self.dim = int(session.get_outputs()[0].shape[-1])
@@ -56,6 +55,6 @@ class LookModel:
             return np.zeros((0, self.dim), np.float32)
         out = []
         for i in range(0, len(crops_bgr), batch):
-            x = to_input_batch(crops_bgr[i:i + batch], self.width, self.height, self.rgb, self._scale, self._shift)
+            x = self.input_format.batch(crops_bgr[i:i + batch])
             out.append(self._session.run(None, {self._input: x})[0])
         return np.concatenate(out).astype(np.float32)
