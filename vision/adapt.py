@@ -28,7 +28,8 @@ the reported figures; models/calibration.md):
   (min_confidence, min_margin), so a card close to two labels is "not sure", not a guess;
 * a label the profile has no sample of scores the model's vote alone, and only where the model by
   its own reject rule names it: the model still names it in a deck it reads (agreement near 1),
-  and never in one it cannot read (agreement near 0, or the model not naming it).
+  and never in one it cannot read (agreement near 0, or the model not naming it); where the model
+  leans to it but is not sure, the crop is "not sure" (not read as a shown card it resembles).
 Version 2 profiles also compared the classifier's own features (its last feature map) and let
 the model vote with a fixed weight: features and vote carried a deck like the training family but
 blurred a foreign one, so the reject rule had to refuse a quarter to two thirds of foreign cards.
@@ -431,13 +432,15 @@ class CalibratedClassifier:
 
     def scores_to_probabilities(self, logits: np.ndarray, embeddings: np.ndarray) -> np.ndarray:
         sims, none = self.similarities(embeddings)
-        named_alone = None
+        named_alone = leaning_alone = None
         if not self._has_samples.all():
             alone = self.base.probabilities_from_logits(logits)
             named_alone = np.array([self.spec.classes.index(p.label) if p.label is not None else -1
                                     for p in map(self.base.decide, alone)])
+            leaning_alone = alone.argmax(axis=1)
         return reading_probabilities(self._model_weight * logits, sims, self._has_samples, none,
-                                     self._class_of_label, self.spec.none_index, self.params, named_alone)
+                                     self._class_of_label, self.spec.none_index, self.params, named_alone,
+                                     leaning_alone)
 
     def decide(self, probs: np.ndarray) -> Prediction:
         return reject_rule(probs, self.spec.classes, self.spec.none_index,
@@ -450,14 +453,24 @@ class CalibratedClassifier:
         return [self.decide(p) for p in self.probabilities(crops_bgr)]
 
 
+# The share a crop's reading leaves to the card the model leaned to when it is "not sure" of a
+# label the profile has no sample of: far below any min_confidence, so the reject rule says "not
+# sure" and names the leaning.
+NOT_SURE_SHARE = 1e-6
+
+
 def reading_probabilities(vote: np.ndarray, sims: np.ndarray, has_samples: np.ndarray, none: np.ndarray,
                           class_of_label: np.ndarray, none_index: int, params: CalibrationParams,
-                          named_alone: np.ndarray | None = None) -> np.ndarray:
+                          named_alone: np.ndarray | None = None,
+                          leaning_alone: np.ndarray | None = None) -> np.ndarray:
     """The reading's probabilities (N, C) (module docstring): `vote` the model's logits times its
     weight and agreement (N, C); `sims` (N, L) and `none` (N,) from CalibratedClassifier.similarities.
     A label without samples (`has_samples` False) scores the vote alone, and keeps its share only
     where the model alone names it (`named_alone`: the class it names per crop, -1 none): elsewhere
-    the share is dropped, not handed to the others, so a crop most like it stays "not sure"."""
+    the share is dropped, not handed to the others, so a crop most like it stays "not sure". Where
+    the model alone leans to such a label without naming it (`leaning_alone`: its most likely
+    class per crop), the profile cannot say the crop is not that card: the crop is "not sure",
+    leaning to it (a card one sample looks like must not be named in its stead)."""
     scores = vote.astype(np.float64)
     scores[:, class_of_label] += sims * has_samples / params.temperature
     scores[:, none_index] += np.maximum(params.none_similarity, none) / params.temperature
@@ -467,6 +480,10 @@ def reading_probabilities(vote: np.ndarray, sims: np.ndarray, has_samples: np.nd
     if named_alone is not None and not has_samples.all():
         unsampled = class_of_label[~has_samples]
         probs[:, unsampled] *= unsampled[None, :] == named_alone[:, None]
+        if leaning_alone is not None:
+            unsure = np.isin(leaning_alone, unsampled) & (leaning_alone != named_alone)
+            probs[unsure] = 0.0
+            probs[unsure, leaning_alone[unsure]] = NOT_SURE_SHARE
     return probs.astype(np.float32)
 
 
