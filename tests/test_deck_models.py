@@ -28,6 +28,19 @@ def test_sidecar_matches_the_deck_and_carries_held_out_figures(deck):
 
 
 @pytest.mark.parametrize("deck", DECK_IDS)
+def test_models_read_at_half_the_canonical_warp_with_one_scale_for_every_channel(deck):
+    """The reading's cheap path (models/flip7.md, "Speed"): the area resize of a warped card to
+    exactly half its size averages 2 x 2 blocks, and one std for every channel lets the
+    normalisation be one OpenCV call. A model at another size would read right, only slower."""
+    from vision.dataset import INPUT_H, INPUT_W
+    from vision.geometry import CANON_H, CANON_W
+
+    sidecar = json.loads((MODELS / f"{deck}.json").read_text())
+    assert (sidecar["input"]["width"], sidecar["input"]["height"]) == (CANON_W // 2, CANON_H // 2) == (INPUT_W, INPUT_H)
+    assert len(set(sidecar["normalize"]["std"])) == 1
+
+
+@pytest.mark.parametrize("deck", DECK_IDS)
 def test_onnx_model_is_small_with_named_dynamic_batch_io(deck):
     import onnxruntime as ort
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from vision.classifier import ModelError
-from vision.dataset import INPUT_H, INPUT_W
+from vision.dataset import LOOK_INPUT_H as INPUT_H, LOOK_INPUT_W as INPUT_W
 from vision.look import LookModel
 from vision.look_data import (GENERIC, LABELS_PER_PRINTING, VIEWS, LookSamples, colour_twins, make_look_samples,
                               recolour)

@@ -16,17 +16,33 @@ def _resolved(monkeypatch, argv):
     return seen["args"]
 
 
-@pytest.mark.parametrize("deck", ["flip7", "uno-flip"])
-def test_other_decks_keep_the_recipe_of_their_committed_models(monkeypatch, deck):
+@pytest.mark.parametrize("deck", ["flip7", "flip7-vengeance", "uno-flip"])
+def test_the_default_recipe_is_the_one_the_committed_model_was_trained_with(monkeypatch, deck):
+    """`python -m vision.train --deck DECK` makes the committed model again (its sidecar says how
+    it was trained)."""
+    import json
+
+    trained = json.loads((train.MODELS_DIR / f"{deck}.json").read_text())["training"]
     args = _resolved(monkeypatch, ["--deck", deck])
-    assert (args.samples, args.epochs, args.located_samples, args.val_samples) == (40000, 14, 0, 3000)
+    assert (args.samples, args.epochs, args.located_samples, args.seed, args.lr, args.batch) == (
+        trained["samples"], trained["epochs"], trained.get("located_samples", 0), trained["seed"], trained["lr"],
+        trained["batch"])
+    assert trained["recipe_version"] == train.RECIPE_VERSION
+    # (--out says only where the files were written)
+    assert trained["command"].split(" --out ")[0] == f"python -m vision.train --deck {deck}"
+
+
+@pytest.mark.parametrize("deck", ["flip7", "uno-flip"])
+def test_decks_without_located_crops_train_on_the_base_recipe(monkeypatch, deck):
+    args = _resolved(monkeypatch, ["--deck", deck])
+    assert (args.samples, args.epochs, args.located_samples, args.val_samples) == (40000, 18, 0, 3000)
     quick = _resolved(monkeypatch, ["--deck", deck, "--quick"])
     assert (quick.samples, quick.epochs, quick.located_samples, quick.val_samples) == (10000, 6, 0, 1000)
 
 
 def test_vengeance_recipe_adds_located_crops_and_flags_override_it(monkeypatch):
     args = _resolved(monkeypatch, ["--deck", "flip7-vengeance"])
-    assert (args.samples, args.epochs, args.located_samples) == (40000, 14, 16000)
+    assert (args.samples, args.epochs, args.located_samples) == (40000, 18, 16000)
     assert args.command == "python -m vision.train --deck flip7-vengeance"
     args = _resolved(monkeypatch, ["--deck", "flip7-vengeance", "--located-samples", "0", "--epochs", "12"])
     assert (args.samples, args.epochs, args.located_samples) == (40000, 12, 0)
@@ -48,6 +64,6 @@ def test_located_quads_stay_short_of_a_part_of_a_card():
 
 def test_located_samples_are_cards_and_some_none():
     samples = dataset.make_located_samples("flip7-vengeance", 60, seed=5, progress_every=10**9)
-    assert samples.x.shape == (60, 80, 56, 3) and samples.x.dtype == np.uint8
+    assert samples.x.shape == (60, dataset.INPUT_H, dataset.INPUT_W, 3) and samples.x.dtype == np.uint8
     none = len(DECKS["flip7-vengeance"].labels)
     assert 0 < (samples.y == none).sum() < 30 and samples.y.max() == none

@@ -25,7 +25,12 @@ from vision.synth import (camera_effects, card_quad, draw_clutter, draw_hand, li
 
 log = logging.getLogger(__name__)
 
-INPUT_W, INPUT_H = 56, 80          # model input (portrait, ~0.9 px/mm)
+# The deck classifiers' input: exactly half the canonical warp (vision.geometry, 126 x 176), where
+# OpenCV's area resize averages 2 x 2 blocks (0.007 ms a crop against 0.067 ms for 56 x 80), at
+# the card's own shape (63 x 88 mm: ~1 px/mm).
+INPUT_W, INPUT_H = 63, 88
+# The look network's input (vision.train_look; the committed card-look model was trained at it).
+LOOK_INPUT_W, LOOK_INPUT_H = 56, 80
 NONE_CLASS = "none"
 MEAN = (0.5, 0.5, 0.5)
 STD = (0.25, 0.25, 0.25)
@@ -35,9 +40,10 @@ def class_names(deck: str) -> list[str]:
     return list(DECKS[deck].labels) + [NONE_CLASS]
 
 
-def to_input(crop_bgr: np.ndarray) -> np.ndarray:
-    """Canonical warp (any size) -> model-size BGR uint8 crop (INTER_AREA, as the runtime should)."""
-    return cv2.resize(crop_bgr, (INPUT_W, INPUT_H), interpolation=cv2.INTER_AREA)
+def to_input(crop_bgr: np.ndarray, size: tuple[int, int] = (INPUT_W, INPUT_H)) -> np.ndarray:
+    """Canonical warp (any size) -> model-size (width, height) BGR uint8 crop (INTER_AREA, as the
+    runtime does)."""
+    return cv2.resize(crop_bgr, size, interpolation=cv2.INTER_AREA)
 
 
 def normalize(crops_bgr: np.ndarray) -> np.ndarray:

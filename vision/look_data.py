@@ -28,7 +28,7 @@ import cv2
 import numpy as np
 
 from rules.cards import DECKS, UNO_DARK_COLORS, UNO_LIGHT_COLORS
-from vision.dataset import INPUT_H, INPUT_W, jitter_quad, to_input
+from vision.dataset import LOOK_INPUT_H, LOOK_INPUT_W, jitter_quad, to_input
 from vision.geometry import CANON_H, CANON_W
 from vision.render import CardStyle, render_card
 from vision.synth import make_scene
@@ -115,7 +115,7 @@ def make_generic_printing(rng: np.random.Generator, labels_per_printing: int = L
 
 def _capture(rng: np.random.Generator, faces: dict[str, np.ndarray], picked: list[str], deck: str) -> np.ndarray:
     """Two crops of each picked face, each from its own scene."""
-    crops = np.empty((len(picked), VIEWS, INPUT_H, INPUT_W, 3), np.uint8)
+    crops = np.empty((len(picked), VIEWS, LOOK_INPUT_H, LOOK_INPUT_W, 3), np.uint8)
     for li, label in enumerate(picked):
         for v in range(VIEWS):
             # A calibration-like capture (one card, near) or a play-like one (1-3 cards, any size).
@@ -145,7 +145,7 @@ def upright_crop(frame: np.ndarray, face_quad: np.ndarray) -> np.ndarray:
     dst = np.float32([[0, 0], [CANON_W, 0], [CANON_W, CANON_H], [0, CANON_H]])
     matrix = cv2.getPerspectiveTransform(np.float32(face_quad), dst)
     return to_input(cv2.warpPerspective(frame, matrix, (CANON_W, CANON_H), flags=cv2.INTER_LINEAR,
-                                        borderMode=cv2.BORDER_REPLICATE))
+                                        borderMode=cv2.BORDER_REPLICATE), (LOOK_INPUT_W, LOOK_INPUT_H))
 
 
 def _printing(seed: int, index: int, kind: str = "family"):

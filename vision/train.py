@@ -4,8 +4,7 @@
     python -m vision.train --deck flip7 --quick    # a few minutes, for trying things
 
 The recipe (crops, epochs, extra "located" crops) has per-deck defaults in DECK_RECIPES; flags
-given on the command line override them. flip7 and uno-flip keep the recipe their committed
-models were trained with.
+given on the command line override them.
 
 Writes models/<deck>.onnx (input `crop`: float32 N x 3 x H x W RGB, normalised; output `logits`:
 N x C, dynamic batch) and models/<deck>.json (classes, input size, normalisation, reject
@@ -29,12 +28,12 @@ log = logging.getLogger(__name__)
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
-RECIPE_VERSION = 3  # bump when the sample generator changes, so stale caches are not reused
+RECIPE_VERSION = 4  # bump when the sample generator changes, so stale caches are not reused
 LOCATED_VERSION = 1  # the same for make_located_samples
 
 # The recipe every deck starts from, and what a deck changes in it. "located_samples" are extra
 # crops cut at quads with a locator's larger errors (vision.dataset.make_located_samples), added to the usual ones.
-BASE_RECIPE = {"samples": 40000, "epochs": 14, "located_samples": 0}
+BASE_RECIPE = {"samples": 40000, "epochs": 18, "located_samples": 0}
 DECK_RECIPES: dict[str, dict] = {
     # The deal video's "not sure" misses were cards read from a quad with one corner or one side
     # off by 10-20 % of the card (models/flip7-vengeance.md): train on such crops too.
@@ -47,14 +46,41 @@ def deck_recipe(deck: str) -> dict:
 
 
 def backbone_channels(width: float = 1.0) -> list[int]:
-    """The six conv layers' output channels: 16-32-32-64-64-128 times `width` (rounded)."""
+    """The look network's six conv layers' output channels: 16-32-32-64-64-128 times `width` (rounded)."""
     return [int(round(c * width)) for c in (16, 32, 32, 64, 64, 128)]
 
 
-def build_model(num_classes: int, width: float = 1.0):
-    """A small all-convolutional net: six 3x3 conv + BN + ReLU layers (four of stride 2), global
-    average pooling, one linear layer. ~150 k parameters, ~10 M multiply-adds at 56 x 80.
-    `width` scales every layer's channels (the look network's option; the deck classifiers use 1)."""
+# The deck classifiers' six layers' output channels (a plain 3 x 3 convolution, then five
+# depthwise-separable ones).
+CLASSIFIER_CHANNELS = (16, 32, 48, 64, 96, 128)
+CLASSIFIER_STRIDES = (2, 2, 1, 2, 1, 2)
+
+
+def build_model(num_classes: int):
+    """The deck classifier: a 3 x 3 convolution, five depthwise-separable ones (a 3 x 3 per
+    channel, then a 1 x 1 across channels; each convolution with batch norm and ReLU), global
+    average pooling, dropout 0.2, one linear layer. ~31 k parameters, ~2.7 M multiply-adds at
+    63 x 88: a seventh of the plain network's cost (build_plain_model), which is what a card's
+    reading spends most of its time in."""
+    import torch.nn as nn
+
+    def norm_relu(channels):
+        return [nn.BatchNorm2d(channels), nn.ReLU(inplace=True)]
+
+    c_in = CLASSIFIER_CHANNELS[0]
+    layers = [nn.Conv2d(3, c_in, 3, CLASSIFIER_STRIDES[0], 1, bias=False), *norm_relu(c_in)]
+    for c_out, stride in zip(CLASSIFIER_CHANNELS[1:], CLASSIFIER_STRIDES[1:]):
+        layers += [nn.Conv2d(c_in, c_in, 3, stride, 1, groups=c_in, bias=False), *norm_relu(c_in),
+                   nn.Conv2d(c_in, c_out, 1, bias=False), *norm_relu(c_out)]
+        c_in = c_out
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2),
+                         nn.Linear(c_in, num_classes))
+
+
+def build_plain_model(num_classes: int, width: float = 1.0):
+    """Six plain 3x3 conv + BN + ReLU layers (four of stride 2), global average pooling, one linear
+    layer: ~150 k parameters, ~10 M multiply-adds at 56 x 80. The deck classifiers' network until
+    2026-11-27 and the look network's backbone (vision.train_look), `width` times its channels."""
     import torch.nn as nn
 
     def block(cin, cout, stride):
@@ -184,6 +210,9 @@ def train(args) -> int:
             "lr": args.lr, "threads": args.threads, "recipe_version": RECIPE_VERSION,
             **({"located_samples": args.located_samples, "located_version": LOCATED_VERSION}
                if args.located_samples else {}),
+            "network": {"kind": "3x3 conv, then depthwise-separable (vision.train.build_model)",
+                        "channels": list(CLASSIFIER_CHANNELS), "strides": list(CLASSIFIER_STRIDES),
+                        "parameters": sum(p.numel() for p in model.parameters())},
             "val_accuracy": round(val_acc, 5), "minutes": round((time.perf_counter() - t_start) / 60, 1),
             "data": data,
             "command": args.command,

@@ -15,7 +15,7 @@ similarities: NT-Xent), so the hard negatives are the other cards of the same pr
 learnt is how cards of one printing differ, not what the training print looks like. A card's two captures are turned half
 round together or not at all, so "6" and a turned "9" stay different cards.
 
-The network is the classifiers' backbone (vision.train.build_model) without its pooling and
+The network is the plain backbone (vision.train.build_plain_model) without its pooling and
 classification layer: the last feature map (128 x 5 x 4), flattened, projected to 128 values
 and scaled to unit length (the ONNX output `embedding`). `--width` scales the backbone's
 channels (default 1.5: the committed network, 24-48-48-96-96-192; 1 was the one before, see
@@ -52,14 +52,14 @@ TEMPERATURE = 0.1
 
 
 def build_look_model(dim: int = EMBEDDING_DIM, width: float = 1.0):
-    """The backbone of vision.train.build_model (`width` times its channels) and a projection of
+    """The backbone of vision.train.build_plain_model (`width` times its channels) and a projection of
     its last feature map (channels x 5 x 4) to `dim` values of unit length."""
     import torch
     import torch.nn as nn
 
-    from vision.train import backbone_channels, build_model
+    from vision.train import backbone_channels, build_plain_model
 
-    backbone = build_model(1, width)[:-4]  # drop pooling, flatten, dropout, linear
+    backbone = build_plain_model(1, width)[:-4]  # drop pooling, flatten, dropout, linear
     channels = backbone_channels(width)[-1]
 
     class LookNet(nn.Module):
@@ -220,10 +220,10 @@ def train(args) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     onnx_path = out_dir / f"{LOOK_NAME}.onnx"
     export_look(model, onnx_path, x_val[:8].reshape(-1, *x_val.shape[3:]))
-    from vision.dataset import INPUT_H, INPUT_W, MEAN, STD
+    from vision.dataset import LOOK_INPUT_H, LOOK_INPUT_W, MEAN, STD
     sidecar = {
         "kind": "look-embedding",
-        "input": {"width": INPUT_W, "height": INPUT_H, "channel_order": "rgb", "resize": "area"},
+        "input": {"width": LOOK_INPUT_W, "height": LOOK_INPUT_H, "channel_order": "rgb", "resize": "area"},
         "normalize": {"mean": list(MEAN), "std": list(STD)},
         "embedding_dim": EMBEDDING_DIM,
         "weights": "float16 in the file, cast to float32 where used (store_weights_half)",
@@ -251,10 +251,10 @@ def export_look(model, path: Path, crops_bgr) -> None:
     import onnxruntime as ort
     import torch
 
-    from vision.dataset import INPUT_H, INPUT_W, normalize
+    from vision.dataset import LOOK_INPUT_H, LOOK_INPUT_W, normalize
 
     model.eval()
-    torch.onnx.export(model, torch.zeros(1, 3, INPUT_H, INPUT_W), str(path), input_names=["crop"],
+    torch.onnx.export(model, torch.zeros(1, 3, LOOK_INPUT_H, LOOK_INPUT_W), str(path), input_names=["crop"],
                       output_names=["embedding"], dynamic_axes={"crop": {0: "n"}, "embedding": {0: "n"}},
                       opset_version=17, dynamo=False)
     xb = torch.from_numpy(normalize(crops_bgr))
