@@ -47,7 +47,7 @@ def test_decks_without_located_crops_train_on_the_base_recipe(monkeypatch, deck)
 
 def test_vengeance_recipe_adds_located_crops_and_flags_override_it(monkeypatch):
     args = _resolved(monkeypatch, ["--deck", "flip7-vengeance"])
-    assert (args.samples, args.epochs, args.located_samples) == (40000, 30, 16000)
+    assert (args.samples, args.epochs, args.located_samples) == (40000, 18, 16000)
     assert args.command == "python -m vision.train --deck flip7-vengeance"
     args = _resolved(monkeypatch, ["--deck", "flip7-vengeance", "--located-samples", "0", "--epochs", "12"])
     assert (args.samples, args.epochs, args.located_samples) == (40000, 12, 0)

@@ -37,9 +37,7 @@ BASE_RECIPE = {"samples": 40000, "epochs": 18, "located_samples": 0}
 DECK_RECIPES: dict[str, dict] = {
     # The deal video's "not sure" misses were cards read from a quad with one corner or one side
     # off by 10-20 % of the card (models/flip7-vengeance.md): train on such crops too.
-    # 30 epochs for the separable network: at 18 its deal videos read four of one printing's `-6`
-    # "not sure" (models/flip7-vengeance.md).
-    "flip7-vengeance": {"located_samples": 16000, "epochs": 30},
+    "flip7-vengeance": {"located_samples": 16000},
 }
 
 
