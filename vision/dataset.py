@@ -26,8 +26,8 @@ from vision.synth import (camera_effects, card_quad, draw_clutter, draw_hand, li
 log = logging.getLogger(__name__)
 
 # The deck classifiers' input: exactly half the canonical warp (vision.geometry, 126 x 176), where
-# OpenCV's area resize averages 2 x 2 blocks (0.007 ms a crop against 0.067 ms for 56 x 80), at
-# the card's own shape (63 x 88 mm: ~1 px/mm).
+# OpenCV's area resize averages 2 x 2 blocks (0.007 ms a crop against 0.067 ms for 56 x 80, a
+# throwaway timeit), at the card's own shape (63 x 88 mm: ~1 px/mm).
 INPUT_W, INPUT_H = 63, 88
 # The look network's input (vision.train_look; the committed card-look model was trained at it).
 LOOK_INPUT_W, LOOK_INPUT_H = 56, 80

@@ -440,8 +440,8 @@ class PlacementDetector:
             here = [e for e in self._early_cards if _overlap(e.quad, outlines[c]) >= EARLY_SAME]
             self._early_cards = [e for e in self._early_cards if all(e is not h for h in here)]
             same = [e for e in here if _is_early_card(e.card, prediction)]
-            unchanged = [e for e in here if self._lies_as_read(e, mid, frame.shape)]
-            if not same and unchanged:
+            unchanged = [] if same else [e for e in here if self._lies_as_read(e, mid, frame.shape)]
+            if unchanged:
                 # Read as another label, but its place looks as when it was read: the same card,
                 # one of the two readings wrong (it keeps the one reported).
                 log.debug("frame %d: %s where %s was read early, unchanged since", frame_index,
