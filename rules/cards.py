@@ -7,7 +7,7 @@ the engines look cards up here and never spell out compositions themselves.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
@@ -18,6 +18,10 @@ class Deck:
     labels: tuple[str, ...]          # classifier output order
     copies: Mapping[str, int]        # copies of each label in one deck
     kinds: Mapping[str, str]         # label -> "number" | "modifier" | "action" | ...
+    # label -> its printed colour, where the colour is part of what the card is (UNO Flip's red 5
+    # and yellow 5): every card of one colour is printed in the same ink. Empty for decks whose
+    # colours only decorate (Flip 7's numbers).
+    colours: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def size(self) -> int:
@@ -27,7 +31,7 @@ class Deck:
         return self.kinds[label]
 
 
-def _deck(id: str, entries: list[tuple[str, str, int]]) -> Deck:
+def _deck(id: str, entries: list[tuple[str, str, int]], colours: Mapping[str, str] | None = None) -> Deck:
     labels = tuple(label for label, _, _ in entries)
     if len(set(labels)) != len(labels):
         raise ValueError(f"deck {id}: duplicate labels")
@@ -36,6 +40,7 @@ def _deck(id: str, entries: list[tuple[str, str, int]]) -> Deck:
         labels=labels,
         copies=MappingProxyType({label: n for label, _, n in entries}),
         kinds=MappingProxyType({label: kind for label, kind, _ in entries}),
+        colours=MappingProxyType(dict(colours or {})),
     )
 
 
@@ -67,7 +72,7 @@ UNO_DARK_SYMBOLS = ("draw-five", "reverse", "skip-everyone", "flip")
 def _uno_flip() -> Deck:
     """Faces, not physical cards: each of the 112 double-sided cards shows one light and one dark
     face; the 108 labels are the faces, with the copies of each face in the deck."""
-    entries = []
+    entries, colours = [], {}
     for colors, symbols, wilds in (
         (UNO_LIGHT_COLORS, UNO_LIGHT_SYMBOLS, ("wild", "wild-draw-two")),
         (UNO_DARK_COLORS, UNO_DARK_SYMBOLS, ("dark-wild", "wild-draw-color")),
@@ -75,8 +80,9 @@ def _uno_flip() -> Deck:
         for color in colors:
             entries += [(f"{color}-{n}", "number", 2) for n in range(1, 10)]
             entries += [(f"{color}-{s}", "action", 2) for s in symbols]
+            colours.update({label: color for label, _, _ in entries if label.startswith(f"{color}-")})
         entries += [(w, "wild", 4) for w in wilds]
-    return _deck("uno-flip", entries)
+    return _deck("uno-flip", entries, colours)
 
 
 DECKS: Mapping[str, Deck] = MappingProxyType({d.id: d for d in (_flip7(), _vengeance(), _uno_flip())})

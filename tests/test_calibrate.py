@@ -85,6 +85,14 @@ def test_profile_round_trip(tmp_path, profile):
     np.testing.assert_allclose(back.embeddings, profile.embeddings, rtol=1e-3, atol=1e-3)  # float16 on disk
     np.testing.assert_array_equal(back.sample_labels, profile.sample_labels)
     assert all(profile.counts[label] == 1 for label in LABELS) and not profile.missing()
+    # A profile written before the colour's weight existed reads with none.
+    with np.load(path) as z:
+        parts = dict(z)
+    header = json.loads(bytes(parts["header"]).decode())
+    del header["params"]["colour_weight"]
+    parts["header"] = np.frombuffer(json.dumps(header).encode(), np.uint8)
+    np.savez(tmp_path / "older.npz", **parts)
+    assert Profile.load(tmp_path / "older.npz").params.colour_weight == 0.0
 
 
 def test_corrupt_profiles_are_refused_with_a_message(tmp_path, profile):
@@ -242,6 +250,54 @@ def test_a_crop_the_model_leans_to_a_label_not_shown_is_not_read_as_a_shown_one(
                        params.min_margin).label == "+6"
 
 
+def test_a_colour_twin_is_read_by_its_colour_the_cards_of_that_colour_show():
+    """UNO Flip: a pink 5 captured in a light that made it look like the purple 5's one sample. Its
+    nearest sample is the purple 5's, but the pink cards shown (nine of them, each in its own
+    light) say what pink looks like: with the colour's weight the reading names the pink 5."""
+    from vision.adapt import CalibrationParams, colour_cards, reading_probabilities
+
+    deck = "uno-flip"
+    labels = DECKS[deck].labels
+    rng = np.random.default_rng(3)
+    unit = lambda v: v / np.linalg.norm(v, axis=-1, keepdims=True)  # noqa: E731
+    ink = {c: unit(rng.normal(size=64)) for c in ("pink", "purple")}
+    symbol = {n: unit(rng.normal(size=64)) for n in range(1, 10)}
+    shown = [labels.index(f"{c}-{n}") for c in ink for n in symbol]
+    quirk = {i: 1.2 * unit(rng.normal(size=64)) for i in shown}  # each capture's own light and wear
+    samples = unit(np.stack([ink[labels[i].split("-")[0]] + symbol[int(labels[i].split("-")[1])] + quirk[i]
+                             for i in shown]))
+    sample_labels = np.array(shown)
+    cards = colour_cards(samples, sample_labels, labels, deck)
+    pink = [i for i in shown if labels[i].startswith("pink-")]
+    np.testing.assert_allclose(cards[labels.index("pink-5")], unit(samples[[shown.index(i) for i in pink]].mean(0)),
+                               atol=1e-5)
+    assert not cards[labels.index("red-5")].any()  # not shown: no colour card
+    crop = unit(ink["pink"] + symbol[5] + quirk[labels.index("purple-5")])
+    nearest = np.full(len(labels), -1.0)
+    for row, i in enumerate(shown):
+        nearest[i] = samples[row] @ crop
+    has = np.isin(np.arange(len(labels)), shown)
+    assert labels[int(nearest.argmax())] == "purple-5"
+    classes = len(labels) + 1
+    read = lambda w: labels[int(reading_probabilities(  # noqa: E731
+        np.zeros((1, classes)), nearest[None], has, np.array([-1.0]), np.arange(len(labels)), classes - 1,
+        CalibrationParams(temperature=0.1, none_similarity=0.0, colour_weight=w),
+        colour=(cards @ crop)[None])[0, :-1].argmax())]
+    assert read(0.0) == "purple-5" and read(0.5) == "pink-5"
+
+
+def test_a_deck_without_colours_has_each_labels_own_mean_card():
+    from vision.adapt import colour_cards
+
+    rng = np.random.default_rng(0)
+    samples = rng.normal(size=(6, 8))
+    cards = colour_cards(samples, np.array([0, 0, 1, 1, 2, 2]), LABELS, DECK)
+    for i in range(3):
+        mean = samples[2 * i:2 * i + 2].mean(0)
+        np.testing.assert_allclose(cards[i], mean / np.linalg.norm(mean), atol=1e-6)
+    assert not cards[3:].any()
+
+
 def test_agreement_from_a_few_crops_does_not_switch_the_vote_on():
     """One card of a foreign Vengeance printing that the model happens to read both ways up: full
     agreement by count, but one card tells little. The reading through that one-card profile
@@ -280,8 +336,8 @@ def test_none_views_cover_the_locators_wrong_quads(base, foreign, profile):
     named = [p.label for p in calibrated.classify_batch(views) if p.label is not None]
     assert len(named) <= 1, named
     # Read as none by their likeness to the none views, not only by being unlike every card.
-    cards, none = calibrated.similarities(calibrated.look.embed(views))
-    assert np.mean(none > cards.max(axis=1)) >= 0.9
+    sims = calibrated.similarities(calibrated.look.embed(views))
+    assert np.mean(sims.none > sims.nearest.max(axis=1)) >= 0.9
 
 
 def test_update_replaces_only_the_labels_given(base, foreign, profile):
@@ -481,6 +537,14 @@ def test_tuning_per_deck_searches_a_set_for_each_deck_and_new_profiles_take_thei
         assert all(("unseen_named_wrongly" in stats) == (" heldout," in key) for key, stats in found["tuning_stats"].items())
     assert params_for("no-such-deck") == CalibrationParams()
     assert set(DECK_PARAMS) <= set(DECKS)  # a misspelt deck would read with the defaults, unnoticed
+
+
+def test_tuning_tries_the_colours_weight_only_where_colours_tell_cards_apart():
+    from vision.foreign_eval import COLOUR_WEIGHTS, colour_weights
+
+    assert colour_weights(["flip7", "flip7-vengeance"]) == (0.0,)
+    assert colour_weights(["uno-flip"]) == colour_weights(["flip7", "uno-flip"]) == COLOUR_WEIGHTS
+    assert 0.0 in COLOUR_WEIGHTS  # the colour may also be left out
 
 
 def test_tuning_asks_the_margin_of_foreign_printings_and_the_targets_of_the_family():

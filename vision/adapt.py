@@ -21,6 +21,11 @@ the reported figures; models/calibration.md):
 * class scores are similarity / temperature, plus model_weight x the trained model's logit x its
   agreement (the share of the profile's crops, both ways up, the model named right by itself):
   the model votes for a deck printed like its training family, and not for one it cannot read;
+* in a deck whose colours are part of what a card is (UNO Flip: rules.cards.Deck.colours), a
+  label's similarity is a weighted mean of its nearest sample's (weight 1) and the cosine with
+  the mean card of its colour (weight colour_weight; colour_cards): the dozen cards of one
+  colour, each shown in its own light, say what that ink looks like far better than one sample,
+  so a colour twin (pink 5 / purple 5) leans less on one capture;
 * "none" competes as a virtual sample at similarity none_similarity or at its best cosine with
   the deck's "none" views, whichever is higher: a crop unlike every card of the deck, or like a
   part of one, is not named;
@@ -50,6 +55,7 @@ import time
 import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -87,6 +93,7 @@ class CalibrationParams:
     model_weight: float = 4.0      # of the trained model's logits, times its agreement with the profile
     min_confidence: float = 0.2
     min_margin: float = 0.2
+    colour_weight: float = 0.0     # of a label's similarity to the mean card of its colour (decks with colours)
 
 
 # Each deck's own set (its foreign printings bind the thresholds differently: UNO Flip's colour
@@ -100,8 +107,8 @@ DECK_PARAMS: dict[str, CalibrationParams] = {
                                min_margin=0.05),
     "flip7-vengeance": CalibrationParams(temperature=0.15, none_similarity=0.6, model_weight=2.0,
                                          min_confidence=0.4, min_margin=0.2),
-    "uno-flip": CalibrationParams(temperature=0.065, none_similarity=0.7, model_weight=8.0, min_confidence=0.6,
-                                  min_margin=0.0),
+    "uno-flip": CalibrationParams(temperature=0.05, none_similarity=0.2, model_weight=8.0, min_confidence=0.2,
+                                  min_margin=0.5, colour_weight=0.25),
 }
 
 
@@ -405,6 +412,7 @@ class CalibratedClassifier:
         self._rows = {int(i): np.flatnonzero(profile.sample_labels == i) for i in present}
         self._none_rows = np.flatnonzero(profile.sample_labels < 0)
         self._has_samples = np.isin(np.arange(len(profile.labels)), present)
+        self._colour_cards = colour_cards(self.samples, self.sample_labels, profile.labels, deck)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -414,15 +422,17 @@ class CalibratedClassifier:
         """Centred on the profile's mean card, unit length."""
         return _unit(embeddings.astype(np.float64) - self._center).astype(np.float32)
 
-    def similarities(self, embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """((N, L), (N,)): per label, the best cosine between each crop and that label's samples
-        (-1: the label has no samples); and the best with the "none" views (-1: none)."""
-        cos = self._normalised(embeddings) @ self.samples.T
-        out = np.full((len(cos), len(self.profile.labels)), -1.0)
+    def similarities(self, embeddings: np.ndarray) -> Similarities:
+        """Per crop: for each label, the best cosine with that label's samples (-1: the label has
+        no samples) and the cosine with the mean card of its colour (0: no samples); the best
+        cosine with the "none" views (-1: none)."""
+        z = self._normalised(embeddings)
+        cos = z @ self.samples.T
+        nearest = np.full((len(cos), len(self.profile.labels)), -1.0)
         for i, rows in self._rows.items():
-            out[:, i] = cos[:, rows].max(axis=1)
+            nearest[:, i] = cos[:, rows].max(axis=1)
         none = cos[:, self._none_rows].max(axis=1) if len(self._none_rows) else np.full(len(cos), -1.0)
-        return out, none
+        return Similarities(nearest, (z @ self._colour_cards.T).astype(np.float64), none)
 
     def probabilities(self, crops_bgr) -> np.ndarray:
         classes = self.spec.classes
@@ -431,16 +441,16 @@ class CalibratedClassifier:
         return self.scores_to_probabilities(*describe(self.base, self.look, crops_bgr))
 
     def scores_to_probabilities(self, logits: np.ndarray, embeddings: np.ndarray) -> np.ndarray:
-        sims, none = self.similarities(embeddings)
+        sims = self.similarities(embeddings)
         named_alone = leaning_alone = None
         if not self._has_samples.all():
             alone = self.base.probabilities_from_logits(logits)
             named_alone = np.array([self.spec.classes.index(p.label) if p.label is not None else -1
                                     for p in map(self.base.decide, alone)])
             leaning_alone = alone.argmax(axis=1)
-        return reading_probabilities(self._model_weight * logits, sims, self._has_samples, none,
+        return reading_probabilities(self._model_weight * logits, sims.nearest, self._has_samples, sims.none,
                                      self._class_of_label, self.spec.none_index, self.params, named_alone,
-                                     leaning_alone)
+                                     leaning_alone, colour=sims.colour)
 
     def decide(self, probs: np.ndarray) -> Prediction:
         return reject_rule(probs, self.spec.classes, self.spec.none_index,
@@ -453,6 +463,38 @@ class CalibratedClassifier:
         return [self.decide(p) for p in self.probabilities(crops_bgr)]
 
 
+class Similarities(NamedTuple):
+    """What CalibratedClassifier.similarities measures of N crops against a profile of L labels."""
+    nearest: np.ndarray   # (N, L) best cosine with each label's samples, -1 where it has none
+    colour: np.ndarray    # (N, L) cosine with the mean card of each label's colour, 0 where it has no samples
+    none: np.ndarray      # (N,) best cosine with the "none" views, -1 where there are none
+
+
+def colour_cards(samples: np.ndarray, sample_labels: np.ndarray, labels, deck: str) -> np.ndarray:
+    """(L, D): for each label with samples, the mean card of its colour: the mean of the mean
+    directions of every label of that colour with samples (rules.cards.Deck.colours), of unit
+    length. Cards of one colour share their ink, so a dozen cards shown once each, in a dozen
+    lights, say what that ink looks like far better than one card's sample does: a pink 5 close to
+    the purple 5's sample is still nearer the pink cards than the purple ones. A label without a
+    colour (a wild), or alone in its colour among the labels shown, has its own mean; a label
+    without samples, zeros."""
+    from rules.cards import DECKS
+
+    colours = DECKS[deck].colours if deck in DECKS else {}
+    means = np.zeros((len(labels), samples.shape[1]))
+    shown = np.zeros(len(labels), bool)
+    for i in range(len(labels)):
+        rows = sample_labels == i
+        if rows.any():
+            means[i], shown[i] = _unit(samples[rows].astype(np.float64).mean(0)), True
+    out = np.zeros_like(means)
+    for i in np.flatnonzero(shown):
+        colour = colours.get(labels[i])
+        members = [j for j in np.flatnonzero(shown) if colour is not None and colours.get(labels[j]) == colour]
+        out[i] = _unit(means[members].mean(0)) if len(members) >= 2 else means[i]
+    return out.astype(np.float32)
+
+
 # The share a crop's reading leaves to the card the model leaned to when it is "not sure" of a
 # label the profile has no sample of: far below any min_confidence, so the reject rule says "not
 # sure" and names the leaning.
@@ -462,7 +504,7 @@ NOT_SURE_SHARE = 1e-6
 def reading_probabilities(vote: np.ndarray, sims: np.ndarray, has_samples: np.ndarray, none: np.ndarray,
                           class_of_label: np.ndarray, none_index: int, params: CalibrationParams,
                           named_alone: np.ndarray | None = None,
-                          leaning_alone: np.ndarray | None = None) -> np.ndarray:
+                          leaning_alone: np.ndarray | None = None, colour: np.ndarray | None = None) -> np.ndarray:
     """The reading's probabilities (N, C) (module docstring): `vote` the model's logits times its
     weight and agreement (N, C); `sims` (N, L) and `none` (N,) from CalibratedClassifier.similarities.
     A label without samples (`has_samples` False) scores the vote alone, and keeps its share only
@@ -470,8 +512,13 @@ def reading_probabilities(vote: np.ndarray, sims: np.ndarray, has_samples: np.nd
     the share is dropped, not handed to the others, so a crop most like it stays "not sure". Where
     the model alone leans to such a label without naming it (`leaning_alone`: its most likely
     class per crop), the profile cannot say the crop is not that card: the crop is "not sure",
-    leaning to it (a card one sample looks like must not be named in its stead)."""
+    leaning to it (a card one sample looks like must not be named in its stead). `colour` (N, L):
+    each label's similarity to the mean card of its colour, weighed in at params.colour_weight
+    (a weighted mean with the nearest sample's, weight 1)."""
     scores = vote.astype(np.float64)
+    if colour is not None and params.colour_weight:
+        # weighed in, not added: a similarity stays on the scale none_similarity is set on
+        sims = (sims + params.colour_weight * colour) / (1 + params.colour_weight)
     scores[:, class_of_label] += sims * has_samples / params.temperature
     scores[:, none_index] += np.maximum(params.none_similarity, none) / params.temperature
     scores -= scores.max(axis=1, keepdims=True)

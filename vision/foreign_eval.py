@@ -46,6 +46,9 @@ FAMILY_TOLERANCE = 0.005
 # card the model happened to read (0.34), that switched a foreign deck's vote on and named its
 # other cards wrongly (tests/test_calibrate.py, "one lucky card").
 MODEL_WEIGHTS = (1.0, 2.0, 4.0, 8.0)
+# The colour's weight (CalibrationParams.colour_weight) the tuner tries for a deck whose cards'
+# colours are part of what they are (rules.cards.Deck.colours); 0 for the others.
+COLOUR_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
 @dataclass
@@ -154,8 +157,7 @@ def load_look(base, look_model=None):
 
 def _nearest(calibrated, embeddings, y):
     """Top-1 nearest-sample labels of the card crops (no reject rule, no model vote), and their truth."""
-    sims, _ = calibrated.similarities(embeddings[y >= 0])
-    return sims.argmax(1), y[y >= 0]
+    return calibrated.similarities(embeddings[y >= 0]).nearest.argmax(1), y[y >= 0]
 
 
 def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_label: int,
@@ -225,6 +227,14 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
     return report
 
 
+def colour_weights(decks) -> tuple[float, ...]:
+    """The colour's weights the tuner tries for these decks: COLOUR_WEIGHTS if any of them has
+    cards whose colour is part of what they are, else only 0 (the weight would change nothing)."""
+    from rules.cards import DECKS
+
+    return COLOUR_WEIGHTS if any(DECKS[deck].colours for deck in decks) else (0.0,)
+
+
 def required_accuracy(kind: str, samples: int, accuracy: dict[int, float], family_floor: float) -> float:
     """Accuracy among accepted a tuning set must reach: `accuracy` (the targets, perhaps with a
     margin) for foreign printings, which differ from one another more than their cards do; for the
@@ -284,29 +294,35 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
     log.info("the trained model alone on the family's tuning printings, accuracy among accepted: %s",
              ", ".join(f"{deck} {100 * a:.2f} %" for deck, a in floor.items()))
 
-    def table(deck, sims, none, logits, y, alone, temperature, none_similarity, model_weight, unseen=False):
+    def table(deck, sims, colour, none, logits, y, alone, temperature, none_similarity, model_weight, colour_weight,
+              unseen=False):
         """(class, confidence, margin, truth) per crop; with `unseen`, the same for the card crops
         the model alone names right, read as if their label had no samples (the profile without
         it: its similarity left out, so the model's vote alone carries it; the centring is not
         redone): such a card must still be named right, not as its nearest shown neighbour."""
         cls_of_label, none_index, _ = readers[deck]
-        params = CalibrationParams(temperature=temperature, none_similarity=none_similarity)
+        params = CalibrationParams(temperature=temperature, none_similarity=none_similarity,
+                                   colour_weight=colour_weight)
         if unseen:
             rows = np.nonzero((y >= 0) & (alone == y))[0]
-            sims, none, logits, y = sims[rows].copy(), none[rows], logits[rows], y[rows]
+            sims, colour, none, logits, y = sims[rows].copy(), colour[rows].copy(), none[rows], logits[rows], y[rows]
             sims[np.arange(len(rows)), y] = 0.0
+            colour[np.arange(len(rows)), y] = 0.0
         probs = reading_probabilities(model_weight * logits, sims, np.ones(sims.shape[1], bool), none,
-                                      cls_of_label, none_index, params)  # logits already x agreement
+                                      cls_of_label, none_index, params, colour=colour)  # logits already x agreement
         top2 = np.sort(probs, 1)[:, -2:]
         return probs.argmax(1), top2[:, 1], top2[:, 1] - top2[:, 0], y
 
     def search(keys):
         """The best parameter set for the tuning sets `keys` (module docstring's objective)."""
         best = None
-        for temperature, none_similarity, model_weight in itertools.product(
-                (0.03, 0.05, 0.065, 0.08, 0.1, 0.12, 0.15), (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), MODEL_WEIGHTS):
-            tabs = {key: table(key[0], *sets[key], temperature, none_similarity, model_weight) for key in keys}
-            unseen_tabs = {key: table(key[0], *sets[key], temperature, none_similarity, model_weight, unseen=True)
+        for temperature, none_similarity, model_weight, colour_weight in itertools.product(
+                (0.03, 0.05, 0.065, 0.08, 0.1, 0.12, 0.15), (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), MODEL_WEIGHTS,
+                colour_weights([deck for deck, _, _ in keys])):
+            tabs = {key: table(key[0], *sets[key], temperature, none_similarity, model_weight, colour_weight)
+                    for key in keys}
+            unseen_tabs = {key: table(key[0], *sets[key], temperature, none_similarity, model_weight, colour_weight,
+                                      unseen=True)
                            for key in keys if key[1] == "heldout"}
             for mc in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
                 for mm in (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7):
@@ -329,7 +345,8 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
                     key = (good, unseen_ok, -cost if good else min(s["accuracy_accepted"] for s in stats.values()))
                     if best is None or key > best[0]:
                         best = (key, CalibrationParams(temperature=temperature, none_similarity=none_similarity,
-                                                       model_weight=model_weight, min_confidence=mc, min_margin=mm),
+                                                       model_weight=model_weight, min_confidence=mc, min_margin=mm,
+                                                       colour_weight=colour_weight),
                                 stats)
         (met, unseen_met, _), params, stats = best
         return {"params": params.__dict__, "target_met": met, "unseen_label_met": unseen_met,
