@@ -71,8 +71,8 @@ class ZoneCard:
     face: np.ndarray        # FACE_SIZE colour picture (uint8, view colours) as it was seen
     seen: np.ndarray        # FACE_SIZE bool: the parts of it that were seen
     leaning: str | None = None   # unnamed: the card the model leaned to
-    # FACE_SIZE bool, or None: where its picture was burnt out (vision.light.burnt_out) when seen,
-    # and shows only how bright it is at least.
+    # FACE_SIZE x 3 bool, or None: where its picture was burnt out (vision.light.burnt_out) when
+    # seen, channel by channel, and shows only how bright it is at least.
     floor: np.ndarray | None = None
     _look: np.ndarray | None = field(default=None, repr=False)
 
@@ -294,11 +294,11 @@ class Zone:
         return face, seen
 
     def floor_of(self, quad: np.ndarray) -> np.ndarray | None:
-        """Where the picture capture() cuts at quad from the last view was burnt out (FACE_SIZE
-        bool; None where nothing was)."""
+        """Where the picture capture() cuts at quad from the last view was burnt out, channel by
+        channel (FACE_SIZE x 3 bool; None where nothing was)."""
         if self.burnt is None:
             return None
-        burnt = cv2.warpPerspective(self.burnt.max(axis=2), face_matrix(quad * self.scale), FACE_SIZE,
+        burnt = cv2.warpPerspective(self.burnt, face_matrix(quad * self.scale), FACE_SIZE,
                                     flags=cv2.INTER_NEAREST, borderMode=cv2.BORDER_CONSTANT, borderValue=0) > 0
         return burnt if burnt.any() else None
 
@@ -699,7 +699,7 @@ class _Layers:
     def _layer(self, face, seen, quad, relit: bool = False, floor=None) -> int:
         """A picture drawn at quad: its misfit is computed only around where it covers (it is
         drawn nowhere else), with the margin the blur and the slack need to see past its edge.
-        `floor` (FACE_SIZE bool): where the picture shows only how bright it is at least."""
+        `floor` (FACE_SIZE x 3 bool): where the picture shows only how bright it is at least."""
         q = quad * self.zone.scale - self.origin
         poly = np.round(q).astype(np.int32)
         cover = np.zeros(self.size[::-1], np.uint8)
@@ -722,14 +722,20 @@ class _Layers:
                 borderMode=cv2.BORDER_CONSTANT, borderValue=0)
             if relit:
                 where = (cover[y0:y1, x0:x1] > 0) & seen_here & ~self.near[y0:y1, x0:x1]
-                # (A burnt-out value of the view tells how bright it is only at least. The card
-                # picture's own burnt values are kept in the fit: leaving them out too (70e04ea)
-                # made a green-5 pushed off its twin in bright light fit worse moved than gone and
-                # laid anew, counted again: UNO Flip 9013 --light bright, frame 779; not traced
-                # further.)
+                # A burnt-out value, of the view or of the picture, tells how bright it is only at
+                # least: the fit reads the channels that were not. (Pixel by pixel was wrong both
+                # ways: leaving out every pixel with a burnt channel fitted a green card, its green
+                # burnt, on its dark outline alone, and UNO Flip 9013 --light bright counted a
+                # green-5 pushed off its twin again (frame 779); keeping them fitted a white card
+                # to its burnt white, and flip7 9013 --light bright a 6 moved (frame 4762).)
+                known = np.ones((*where.shape, 3), bool)
                 if self.burnt is not None:
-                    where &= self.burnt[y0:y1, x0:x1].max(axis=2) == 0
-                picture = self._relit(picture, where, self.view[y0:y1, x0:x1])
+                    known &= self.burnt[y0:y1, x0:x1] == 0
+                if floor_here is not None:
+                    known &= floor_here == 0
+                picture = self._relit(picture, where, self.view[y0:y1, x0:x1], known)
+            if floor_here is not None:
+                floor_here = floor_here.max(axis=2)
             maps[y0:y1, x0:x1] = self._misfit(picture, seen_here, rect, floor_here)
             seens[y0:y1, x0:x1] = seen_here
         self.maps.append(maps)
@@ -738,17 +744,21 @@ class _Layers:
         return len(self.maps) - 1
 
     @staticmethod
-    def _relit(picture, where, view) -> np.ndarray:
+    def _relit(picture, where, view, known=None) -> np.ndarray:
         """The picture of a card moved, lit as the view is lit where it lies now: light falls
         unevenly on a table (a lamp to one side), so a card pushed into another part of it is
         brighter or darker on one side than it was. A smooth gain (a plane) is fitted to the
         brightness of view over picture where the card lies, twice, the second time without the
-        pixels the first fit leaves far off (what the picture does not show)."""
+        pixels the first fit leaves far off (what the picture does not show). `known` (h x w x 3
+        bool): the channels whose values both tell (not burnt out); the others are not read."""
+        if known is not None:
+            where = where & known.any(axis=2)
         ys, xs = np.nonzero(where)
         if len(xs) < 50:
             return picture
-        now = view[ys, xs].sum(axis=1, dtype=np.float32)
-        then = np.maximum(picture[ys, xs].sum(axis=1, dtype=np.float32), 8.0)
+        use = np.ones((len(xs), 3), np.float32) if known is None else known[ys, xs].astype(np.float32)
+        now = (view[ys, xs] * use).sum(axis=1, dtype=np.float32)
+        then = np.maximum((picture[ys, xs] * use).sum(axis=1, dtype=np.float32), 8.0)
         ratio = now / then
         h, w = where.shape
         basis = np.stack([np.ones_like(xs, np.float32), xs / w - 0.5, ys / h - 0.5], axis=1).astype(np.float32)
