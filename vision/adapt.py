@@ -22,8 +22,8 @@ the reported figures; models/calibration.md):
   agreement (the share of the profile's crops, both ways up, the model named right by itself):
   the model votes for a deck printed like its training family, and not for one it cannot read;
 * in a deck whose colours are part of what a card is (UNO Flip: rules.cards.Deck.colours), a
-  label's similarity is a weighted mean of its nearest sample's (weight 1) and the cosine with
-  the mean card of its colour (weight colour_weight; colour_cards): the dozen cards of one
+  label's similarity is its nearest sample's plus colour_weight x the cosine with the mean
+  card of its colour (colour_cards; none_similarity is on that scale): the dozen cards of one
   colour, each shown in its own light, say what that ink looks like far better than one sample,
   so a colour twin (pink 5 / purple 5) leans less on one capture;
 * "none" competes as a virtual sample at similarity none_similarity or at its best cosine with
@@ -93,7 +93,7 @@ class CalibrationParams:
     model_weight: float = 4.0      # of the trained model's logits, times its agreement with the profile
     min_confidence: float = 0.2
     min_margin: float = 0.2
-    colour_weight: float = 0.0     # of a label's similarity to the mean card of its colour (decks with colours)
+    colour_weight: float = 0.0     # of a label's similarity to the mean card of its colour, added (decks with colours)
 
 
 # Each deck's own set (its foreign printings bind the thresholds differently: UNO Flip's colour
@@ -107,8 +107,8 @@ DECK_PARAMS: dict[str, CalibrationParams] = {
                                min_margin=0.05),
     "flip7-vengeance": CalibrationParams(temperature=0.15, none_similarity=0.6, model_weight=2.0,
                                          min_confidence=0.4, min_margin=0.2),
-    "uno-flip": CalibrationParams(temperature=0.05, none_similarity=0.2, model_weight=8.0, min_confidence=0.2,
-                                  min_margin=0.5, colour_weight=0.25),
+    "uno-flip": CalibrationParams(temperature=0.065, none_similarity=0.8, model_weight=8.0, min_confidence=0.2,
+                                  min_margin=0.4, colour_weight=0.25),
 }
 
 
@@ -513,12 +513,11 @@ def reading_probabilities(vote: np.ndarray, sims: np.ndarray, has_samples: np.nd
     the model alone leans to such a label without naming it (`leaning_alone`: its most likely
     class per crop), the profile cannot say the crop is not that card: the crop is "not sure",
     leaning to it (a card one sample looks like must not be named in its stead). `colour` (N, L):
-    each label's similarity to the mean card of its colour, weighed in at params.colour_weight
-    (a weighted mean with the nearest sample's, weight 1)."""
+    each label's similarity to the mean card of its colour, added params.colour_weight times (the
+    "none" views' similarity is not: a crop like the deck's cards gains on "none" by its colour)."""
     scores = vote.astype(np.float64)
     if colour is not None and params.colour_weight:
-        # weighed in, not added: a similarity stays on the scale none_similarity is set on
-        sims = (sims + params.colour_weight * colour) / (1 + params.colour_weight)
+        sims = sims + params.colour_weight * colour
     scores[:, class_of_label] += sims * has_samples / params.temperature
     scores[:, none_index] += np.maximum(params.none_similarity, none) / params.temperature
     scores -= scores.max(axis=1, keepdims=True)

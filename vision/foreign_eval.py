@@ -20,9 +20,10 @@ For each foreign printing:
 
 Reported, per condition: accuracy among accepted cards, cards rejected, none crops accepted as a
 card. --tune runs the same capture on other printings of each deck named (seed + 1000 on: foreign
-ones and two of the training family in held-out fonts) and grid-searches CalibrationParams, one
-set for every deck named (with --per-deck, one set for each: vision.adapt.DECK_PARAMS); it
-prints the best and does not write anything.
+ones and two of the training family in held-out fonts) and grid-searches CalibrationParams (the
+colour's weight only for a deck whose colours tell its cards apart: UNO Flip), one set for every
+deck named (with --per-deck, one set for each: vision.adapt.DECK_PARAMS); it prints the best and
+does not write anything.
 """
 
 from __future__ import annotations
@@ -316,9 +317,11 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
     def search(keys):
         """The best parameter set for the tuning sets `keys` (module docstring's objective)."""
         best = None
+        colours = colour_weights([deck for deck, _, _ in keys])
+        # (A label's similarity with its colour's reaches 1 + colour_weight: "none" is tried that high.)
+        nones = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8) + ((0.9, 1.0) if max(colours) else ())
         for temperature, none_similarity, model_weight, colour_weight in itertools.product(
-                (0.03, 0.05, 0.065, 0.08, 0.1, 0.12, 0.15), (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8), MODEL_WEIGHTS,
-                colour_weights([deck for deck, _, _ in keys])):
+                (0.03, 0.05, 0.065, 0.08, 0.1, 0.12, 0.15), nones, MODEL_WEIGHTS, colours):
             tabs = {key: table(key[0], *sets[key], temperature, none_similarity, model_weight, colour_weight)
                     for key in keys}
             unseen_tabs = {key: table(key[0], *sets[key], temperature, none_similarity, model_weight, colour_weight,
