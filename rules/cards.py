@@ -78,9 +78,10 @@ def _uno_flip() -> Deck:
         (UNO_DARK_COLORS, UNO_DARK_SYMBOLS, ("dark-wild", "wild-draw-color")),
     ):
         for color in colors:
-            entries += [(f"{color}-{n}", "number", 2) for n in range(1, 10)]
-            entries += [(f"{color}-{s}", "action", 2) for s in symbols]
-            colours.update({label: color for label, _, _ in entries if label.startswith(f"{color}-")})
+            faces = [(f"{color}-{n}", "number", 2) for n in range(1, 10)]
+            faces += [(f"{color}-{s}", "action", 2) for s in symbols]
+            entries += faces
+            colours.update((label, color) for label, _, _ in faces)
         entries += [(w, "wild", 4) for w in wilds]
     return _deck("uno-flip", entries, colours)
 

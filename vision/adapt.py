@@ -481,17 +481,13 @@ def colour_cards(samples: np.ndarray, sample_labels: np.ndarray, labels, deck: s
     from rules.cards import DECKS
 
     colours = DECKS[deck].colours if deck in DECKS else {}
-    means = np.zeros((len(labels), samples.shape[1]))
-    shown = np.zeros(len(labels), bool)
-    for i in range(len(labels)):
-        rows = sample_labels == i
-        if rows.any():
-            means[i], shown[i] = _unit(samples[rows].astype(np.float64).mean(0)), True
-    out = np.zeros_like(means)
-    for i in np.flatnonzero(shown):
-        colour = colours.get(labels[i])
-        members = [j for j in np.flatnonzero(shown) if colour is not None and colours.get(labels[j]) == colour]
-        out[i] = _unit(means[members].mean(0)) if len(members) >= 2 else means[i]
+    out = np.zeros((len(labels), samples.shape[1]))
+    groups: dict = {}
+    for i in np.unique(sample_labels[sample_labels >= 0]):
+        out[i] = _unit(samples[sample_labels == i].astype(np.float64).mean(0))
+        groups.setdefault(colours.get(labels[i], ("no colour", i)), []).append(i)
+    for members in groups.values():
+        out[members] = _unit(out[members].mean(0))     # (one member: its own mean, as it was)
     return out.astype(np.float32)
 
 
