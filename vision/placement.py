@@ -388,8 +388,7 @@ class PlacementDetector:
                 fitted = zone.outline(view, self._ref_view, p.quad)
             outlines.append(fitted)
         explanation = zone.explain(view, changed, touched, poses,
-                                   [(q, "named" if prediction.label is not None else prediction.reason)
-                                    for q, (p, prediction) in zip(outlines, candidates)])
+                                   [(q, self._reading_key(prediction, q)) for q, (p, prediction) in zip(outlines, candidates)])
         log.debug("frame %d: known %s; found %s; explained: gone %s, moved %s, new %s (misfit %.2f)", frame_index,
                   [(k.guess, k.quad.mean(axis=0).round().tolist()) for k in self._known],
                   [(_said(prediction), round(prediction.confidence, 2),
@@ -513,6 +512,20 @@ class PlacementDetector:
         for a in self._known[i + 1:]:
             cv2.fillConvexPoly(box, np.round(a.quad / 4).astype(np.int32), 0)
         return cv2.countNonZero(box) / whole if whole else 0.0
+
+    def _reading_key(self, prediction: Prediction, quad: np.ndarray) -> str:
+        """How a card found is priced as new (vision.zone.PRICE_NEW): named as a label no known
+        card near it bears, it cannot be one of them found again or pushed, and need not explain
+        as much to be new (a +6 laid square on a +2 of the same layout changes only the numeral:
+        flip7 9203, frames 3875 and 6645, were missed)."""
+        if prediction.label is None:
+            return prediction.reason
+        centre = quad.mean(axis=0)
+        for k in self._known:
+            length = np.sqrt(quad_area(k.quad) * CARD_ASPECT)
+            if k.guess == prediction.label and np.linalg.norm(k.quad.mean(axis=0) - centre) <= PUSH_FAR * length:
+                return "named"
+        return "named anew"
 
     def _poses(self, frame, view, i, readings, mask) -> list[np.ndarray]:
         """Where known card i may lie now if it was pushed: at an outline found nearby that is

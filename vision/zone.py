@@ -41,8 +41,9 @@ NOISE, CAP = 6.0, 40.0      # grey levels: a difference up to NOISE is noise, be
 UNKNOWN = 0.35              # cost of a pixel whose picture the zone never saw (a full miss is 1)
 # What each claimed happening costs, in card areas of misfit: the explanation must fit better
 # by more than this. A new card asks the most (it explains its own place whatever lies there).
-# By what the model read there: a card named, one it is not sure of, one it reads as no card.
-PRICE_NEW = {"named": 0.06, "not sure": 0.15, "no card": 0.6}
+# By what the model read there: a card named (anew: as a label no known card near it bears, so
+# not one of them found again), one it is not sure of, one it reads as no card.
+PRICE_NEW = {"named": 0.06, "named anew": 0.02, "not sure": 0.15, "no card": 0.6}
 PRICE_GONE, PRICE_MOVED = 0.02, 0.03
 FIT_STEPS, FIT_FINE_STEPS, FIT_REACH, FIT_AREA = 30, 10, 0.12, 0.15   # picture alignment:
                             # iterations at half size and at full size; how far a corner may go
