@@ -286,16 +286,20 @@ def test_a_colour_twin_is_read_by_its_colour_the_cards_of_that_colour_show():
     assert read(0.0) == "purple-5" and read(0.5) == "pink-5"
 
 
-def test_a_deck_without_colours_has_each_labels_own_mean_card():
+def test_colour_cards_of_a_wild_and_of_a_deck_without_colours():
     from vision.adapt import colour_cards
 
     rng = np.random.default_rng(0)
     samples = rng.normal(size=(6, 8))
-    cards = colour_cards(samples, np.array([0, 0, 1, 1, 2, 2]), LABELS, DECK)
-    for i in range(3):
-        mean = samples[2 * i:2 * i + 2].mean(0)
+    # A deck without colours: no colour card (its weight changes nothing).
+    assert not colour_cards(samples, np.array([0, 0, 1, 1, 2, 2]), LABELS, DECK).any()
+    # UNO Flip's wild has no colour, a red shown alone is alone in its colour: each its own mean.
+    uno = DECKS["uno-flip"].labels
+    shown = [uno.index("wild"), uno.index("red-5"), uno.index("blue-5")]
+    cards = colour_cards(samples, np.repeat(shown, 2), uno, "uno-flip")
+    for k, i in enumerate(shown):
+        mean = samples[2 * k:2 * k + 2].mean(0)
         np.testing.assert_allclose(cards[i], mean / np.linalg.norm(mean), atol=1e-6)
-    assert not cards[3:].any()
 
 
 def test_agreement_from_a_few_crops_does_not_switch_the_vote_on():

@@ -477,11 +477,14 @@ def colour_cards(samples: np.ndarray, sample_labels: np.ndarray, labels, deck: s
     lights, say what that ink looks like far better than one card's sample does: a pink 5 close to
     the purple 5's sample is still nearer the pink cards than the purple ones. A label without a
     colour (a wild), or alone in its colour among the labels shown, has its own mean; a label
-    without samples, zeros."""
+    without samples, zeros; every label of a deck without colours, zeros (colour_weight changes
+    nothing there)."""
     from rules.cards import DECKS
 
     colours = DECKS[deck].colours if deck in DECKS else {}
     out = np.zeros((len(labels), samples.shape[1]))
+    if not colours:
+        return out.astype(np.float32)
     groups: dict = {}
     for i in np.unique(sample_labels[sample_labels >= 0]):
         out[i] = _unit(samples[sample_labels == i].astype(np.float64).mean(0))
