@@ -616,6 +616,8 @@ def test_a_card_named_as_no_card_near_it_is_priced_as_new_anew():
     assert named("+6", (322, 244)) == "named anew"          # on the +2: not it
     assert named("+2", (330, 250)) == "named"               # the +2 itself, or a twin: found again?
     assert named("+2", (700, 240)) == "named anew"          # far from any +2
+    detector._zone.cards[0].label = None                    # never named nor leaned to: may be any
+    assert named("+6", (322, 244)) == "named"
     assert detector._reading_key(Prediction(None, 0.5, NOT_SURE), card_quad((320, 240), 0, 180)) == NOT_SURE
 
 

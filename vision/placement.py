@@ -517,13 +517,13 @@ class PlacementDetector:
         """How a card found is priced as new (vision.zone.PRICE_NEW): named as a label no known
         card near it bears, it cannot be one of them found again or pushed, and need not explain
         as much to be new (a +6 laid square on a +2 of the same layout changes only the numeral:
-        flip7 9203, frames 3875 and 6645, were missed)."""
+        flip7 9203, frame 3875, was missed). A known card never named nor leaned to may be any."""
         if prediction.label is None:
             return prediction.reason
         centre = quad.mean(axis=0)
         for k in self._known:
             length = np.sqrt(quad_area(k.quad) * CARD_ASPECT)
-            if k.guess == prediction.label and np.linalg.norm(k.quad.mean(axis=0) - centre) <= PUSH_FAR * length:
+            if k.guess in (None, prediction.label) and np.linalg.norm(k.quad.mean(axis=0) - centre) <= PUSH_FAR * length:
                 return "named"
         return "named anew"
 
