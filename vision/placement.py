@@ -520,11 +520,8 @@ class PlacementDetector:
         flip7 9203, frame 3875, was missed). A known card never named nor leaned to may be any."""
         if prediction.label is None:
             return prediction.reason
-        centre = quad.mean(axis=0)
-        for k in self._known:
-            length = np.sqrt(quad_area(k.quad) * CARD_ASPECT)
-            if k.guess in (None, prediction.label) and np.linalg.norm(k.quad.mean(axis=0) - centre) <= PUSH_FAR * length:
-                return "named"
+        if any(k.guess in (None, prediction.label) and _within_push(k.quad, quad) for k in self._known):
+            return "named"
         return "named anew"
 
     def _poses(self, frame, view, i, readings, mask) -> list[np.ndarray]:
@@ -532,13 +529,11 @@ class PlacementDetector:
         not read as another card, or where its own picture is found nearby (the locator finds
         no outline of a card pushed onto its twin: one outline round both)."""
         k = self._known[i]
-        length = np.sqrt(quad_area(k.quad) * CARD_ASPECT)
-        centre = k.quad.mean(axis=0)
         poses = []
         for p, prediction in readings:
             if prediction.label is not None and k.guess is not None and prediction.label != k.guess:
                 continue
-            if np.linalg.norm(p.quad.mean(axis=0) - centre) > PUSH_FAR * length or quad_iou(p.quad, k.quad) >= SAME_PLACE_IOU:
+            if not _within_push(k.quad, p.quad) or quad_iou(p.quad, k.quad) >= SAME_PLACE_IOU:
                 continue
             pose = self._zone.fit_printed(view, k, p.quad)
             pose = pose if pose is not None else self._zone.fit(view, k, self._zone.best_turn(view, k, p.quad))
@@ -816,6 +811,12 @@ PUSH_SEARCH_CHANGE = 0.1
 # degrees; found where its picture correlates at least PUSHED_LOOK with how it was seen, and by
 # PUSHED_BETTER more than in its old place.
 PUSH_REACH, PUSH_TURN, PUSHED_LOOK, PUSHED_BETTER = 0.3, 16.0, 0.65, 0.1
+
+
+def _within_push(known_quad: np.ndarray, quad: np.ndarray) -> bool:
+    """Whether quad's centre lies within PUSH_FAR card lengths of the known card's."""
+    length = np.sqrt(quad_area(known_quad) * CARD_ASPECT)
+    return bool(np.linalg.norm(quad.mean(axis=0) - known_quad.mean(axis=0)) <= PUSH_FAR * length)
 
 
 def _pushed_to(frame, known: ZoneCard) -> np.ndarray | None:

@@ -729,11 +729,10 @@ class _Layers:
                 # burnt, on its dark outline alone, and UNO Flip 9013 --light bright counted a
                 # green-5 pushed off its twin again (frame 779); keeping them fitted a white card
                 # to its burnt white, and flip7 9013 --light bright a 6 moved (frame 4762).)
-                known = np.ones((*where.shape, 3), bool)
-                if self.burnt is not None:
-                    known &= self.burnt[y0:y1, x0:x1] == 0
-                if floor_here is not None:
-                    known &= floor_here == 0
+                known = None                    # (None: every channel tells)
+                for burnt in (None if self.burnt is None else self.burnt[y0:y1, x0:x1], floor_here):
+                    if burnt is not None:
+                        known = (burnt == 0) if known is None else known & (burnt == 0)
                 picture = self._relit(picture, where, self.view[y0:y1, x0:x1], known)
             if floor_here is not None:
                 floor_here = floor_here.max(axis=2)
