@@ -33,6 +33,22 @@ def test_generic_printings_are_pairs_of_crops_too():
         make_look_samples(1, seed=5, kind="foreign")
 
 
+def test_samples_at_another_input_size_are_the_same_scenes_cut_larger(tmp_path, monkeypatch):
+    """--input-size: the crops are cut at that size from the same scenes, and cached apart."""
+    import cv2
+
+    from vision import train_look
+
+    small, large = make_look_samples(1, seed=5), make_look_samples(1, seed=5, size=(84, 120))
+    assert large.x.shape == (1, LABELS_PER_PRINTING, VIEWS, 120, 84, 3)
+    np.testing.assert_array_equal(small.labels, large.labels)
+    shrunk = cv2.resize(large.x[0, 0, 0], (INPUT_W, INPUT_H), interpolation=cv2.INTER_AREA)
+    assert np.abs(shrunk.astype(int) - small.x[0, 0, 0]).mean() < 6  # the same card in the same scene
+    monkeypatch.setattr(train_look, "DATA_DIR", tmp_path)
+    assert train_look.look_cache_path(3, 5, "generic", (84, 120)) != train_look.look_cache_path(3, 5, "generic")
+    assert train_look.look_cache_path(3, 5).name == "look-p3-s5-v2.npz"  # 56 x 80 caches keep their names
+
+
 def test_uno_printings_often_deal_colour_twins():
     """Cards only their colour tells apart (pink 5 / purple 5) are dealt together: hard negatives."""
     from rules.cards import DECKS

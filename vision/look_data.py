@@ -29,6 +29,8 @@ import numpy as np
 
 from rules.cards import DECKS, UNO_DARK_COLORS, UNO_LIGHT_COLORS
 from vision.dataset import LOOK_INPUT_H, LOOK_INPUT_W, jitter_quad, to_input
+
+LOOK_INPUT_SIZE = (LOOK_INPUT_W, LOOK_INPUT_H)
 from vision.geometry import CANON_H, CANON_W
 from vision.render import CardStyle, render_card
 from vision.synth import make_scene
@@ -69,15 +71,17 @@ def recolour(faces: dict[str, np.ndarray], rng: np.random.Generator) -> dict[str
     return out
 
 
-def make_printing(rng: np.random.Generator, deck: str, labels_per_printing: int = LABELS_PER_PRINTING):
-    """(crops (L, V, H, W, 3), label indices (L,)) of one recoloured training-family printing."""
+def make_printing(rng: np.random.Generator, deck: str, labels_per_printing: int = LABELS_PER_PRINTING,
+                  size: tuple[int, int] = LOOK_INPUT_SIZE):
+    """(crops (L, V, H, W, 3), label indices (L,)) of one recoloured training-family printing;
+    size is the crops' (W, H)."""
     all_labels = DECKS[deck].labels
     picked = rng.choice(len(all_labels), size=labels_per_printing, replace=False)
     if deck == "uno-flip" and rng.random() < 0.5:
         picked = colour_twins(rng, all_labels, labels_per_printing)
     style = CardStyle.sample(rng, "train")
     faces = recolour({all_labels[i]: render_card(deck, all_labels[i], rng, style) for i in picked}, rng)
-    return _capture(rng, faces, [all_labels[i] for i in picked], deck), picked
+    return _capture(rng, faces, [all_labels[i] for i in picked], deck, size), picked
 
 
 def colour_twins(rng: np.random.Generator, labels, n: int) -> np.ndarray:
@@ -101,21 +105,23 @@ def colour_twins(rng: np.random.Generator, labels, n: int) -> np.ndarray:
     return np.array(picked)
 
 
-def make_generic_printing(rng: np.random.Generator, labels_per_printing: int = LABELS_PER_PRINTING):
+def make_generic_printing(rng: np.random.Generator, labels_per_printing: int = LABELS_PER_PRINTING,
+                          size: tuple[int, int] = LOOK_INPUT_SIZE):
     """(crops (L, V, H, W, 3), label indices in render_generic.LABELS (L,)) of one recoloured
-    generic printing."""
+    generic printing; size is the crops' (W, H)."""
     from vision.render_generic import GenericStyle, label_index, pick_labels, render_generic
 
     style = GenericStyle.sample(rng)
     picked = pick_labels(rng, labels_per_printing, style)
     faces = recolour({lab: render_generic(lab, rng, style) for lab in picked}, rng)
     # make_scene's nuisance cards are named from a deck's labels: they get a face of this printing.
-    return _capture(rng, faces, picked, "flip7"), np.array([label_index(lab) for lab in picked])
+    return _capture(rng, faces, picked, "flip7", size), np.array([label_index(lab) for lab in picked])
 
 
-def _capture(rng: np.random.Generator, faces: dict[str, np.ndarray], picked: list[str], deck: str) -> np.ndarray:
-    """Two crops of each picked face, each from its own scene."""
-    crops = np.empty((len(picked), VIEWS, LOOK_INPUT_H, LOOK_INPUT_W, 3), np.uint8)
+def _capture(rng: np.random.Generator, faces: dict[str, np.ndarray], picked: list[str], deck: str,
+             size: tuple[int, int]) -> np.ndarray:
+    """Two crops of each picked face, each from its own scene, `size` (W, H) each."""
+    crops = np.empty((len(picked), VIEWS, size[1], size[0], 3), np.uint8)
     for li, label in enumerate(picked):
         for v in range(VIEWS):
             # A calibration-like capture (one card, near) or a play-like one (1-3 cards, any size).
@@ -134,29 +140,29 @@ def _capture(rng: np.random.Generator, faces: dict[str, np.ndarray], picked: lis
                     if not others:
                         raise
                     others = others[:-1]
-            crops[li, v] = upright_crop(frame, jitter_quad(rng, cards[0].quad))
+            crops[li, v] = upright_crop(frame, jitter_quad(rng, cards[0].quad), size)
     return crops
 
 
-def upright_crop(frame: np.ndarray, face_quad: np.ndarray) -> np.ndarray:
+def upright_crop(frame: np.ndarray, face_quad: np.ndarray, size: tuple[int, int] = LOOK_INPUT_SIZE) -> np.ndarray:
     """The model-size crop with the face upright: face_quad in face order (TL, TR, BR, BL of the
     face, as vision.synth gives it), not reordered as the runtime's warp_card does. Training pairs
     are then both upright, and a class is turned half round as a whole (vision.train_look)."""
     dst = np.float32([[0, 0], [CANON_W, 0], [CANON_W, CANON_H], [0, CANON_H]])
     matrix = cv2.getPerspectiveTransform(np.float32(face_quad), dst)
     return to_input(cv2.warpPerspective(frame, matrix, (CANON_W, CANON_H), flags=cv2.INTER_LINEAR,
-                                        borderMode=cv2.BORDER_REPLICATE), (LOOK_INPUT_W, LOOK_INPUT_H))
+                                        borderMode=cv2.BORDER_REPLICATE), size)
 
 
-def _printing(seed: int, index: int, kind: str = "family"):
+def _printing(seed: int, index: int, kind: str = "family", size: tuple[int, int] = LOOK_INPUT_SIZE):
     if kind == "generic":
-        x, picked = make_generic_printing(np.random.default_rng([seed, index, 1]))
+        x, picked = make_generic_printing(np.random.default_rng([seed, index, 1]), size=size)
         return x, picked, GENERIC
     rng = np.random.default_rng([seed, index])  # per printing: the same samples with any number of workers
     decks = list(DECK_WEIGHTS)
     weights = np.array([DECK_WEIGHTS[d] for d in decks])
     d = int(rng.choice(len(decks), p=weights / weights.sum()))
-    x, picked = make_printing(rng, decks[d])
+    x, picked = make_printing(rng, decks[d], size=size)
     return x, picked, d
 
 
@@ -166,15 +172,16 @@ def _printing_star(args):
 
 
 def make_look_samples(printings: int, seed: int, workers: int = 1, kind: str = "family",
-                      start: int = 0) -> LookSamples:
+                      start: int = 0, size: tuple[int, int] = LOOK_INPUT_SIZE) -> LookSamples:
     """Printings start .. printings-1 of `kind` (seeded each by (seed, index)), made by `workers`
-    processes: with a start, the rest of a set whose first `start` printings are cached."""
+    processes, crops of `size` (W, H): with a start, the rest of a set whose first `start`
+    printings are cached."""
     import multiprocessing
 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
     t0 = time.perf_counter()
-    jobs = [(seed, p, kind) for p in range(start, printings)]
+    jobs = [(seed, p, kind, tuple(size)) for p in range(start, printings)]
     printings = len(jobs)
     out = []
     # forkserver, not fork: a fork of a process whose other threads (OpenCV's, onnxruntime's)

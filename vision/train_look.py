@@ -40,7 +40,10 @@ from pathlib import Path
 
 import numpy as np
 
+from vision.dataset import LOOK_INPUT_H, LOOK_INPUT_W
 from vision.train import DATA_DIR, MODELS_DIR, cached
+
+LOOK_INPUT_SIZE = (LOOK_INPUT_W, LOOK_INPUT_H)
 
 log = logging.getLogger(__name__)
 
@@ -51,22 +54,24 @@ EMBEDDING_DIM = 128
 TEMPERATURE = 0.1
 
 
-def build_look_model(dim: int = EMBEDDING_DIM, width: float = 1.0):
+def build_look_model(dim: int = EMBEDDING_DIM, width: float = 1.0, input_size: tuple[int, int] = LOOK_INPUT_SIZE):
     """The backbone of vision.train.build_plain_model (`width` times its channels) and a projection of
-    its last feature map (channels x 5 x 4) to `dim` values of unit length."""
+    its last feature map (channels x 5 x 4 for a 56 x 80 input, x 8 x 6 for 84 x 120) to `dim`
+    values of unit length. input_size is (W, H)."""
     import torch
     import torch.nn as nn
 
-    from vision.train import backbone_channels, build_plain_model
+    from vision.train import build_plain_model
 
     backbone = build_plain_model(1, width)[:-4]  # drop pooling, flatten, dropout, linear
-    channels = backbone_channels(width)[-1]
+    with torch.no_grad():
+        features = backbone.eval()(torch.zeros(1, 3, input_size[1], input_size[0])).numel()
 
     class LookNet(nn.Module):
         def __init__(self):
             super().__init__()
             self.backbone = backbone
-            self.project = nn.Sequential(nn.Flatten(), nn.Dropout(0.1), nn.Linear(channels * 5 * 4, dim))
+            self.project = nn.Sequential(nn.Flatten(), nn.Dropout(0.1), nn.Linear(features, dim))
 
         def forward(self, x):
             return nn.functional.normalize(self.project(self.backbone(x)), dim=1)
@@ -75,23 +80,26 @@ def build_look_model(dim: int = EMBEDDING_DIM, width: float = 1.0):
     return LookNet()
 
 
-def look_cache_path(printings: int, seed: int, kind: str = "family") -> Path:
+def look_cache_path(printings: int, seed: int, kind: str = "family", size: tuple[int, int] = LOOK_INPUT_SIZE) -> Path:
+    at = "" if tuple(size) == (56, 80) else f"-{size[0]}x{size[1]}"  # (56 x 80 caches were named before sizes)
     if kind == "family":
-        return DATA_DIR / f"look-p{printings}-s{seed}-v{LOOK_DATA_VERSION}.npz"
-    return DATA_DIR / f"look-{kind}-p{printings}-s{seed}-v{GENERIC_DATA_VERSION}.npz"
+        return DATA_DIR / f"look-p{printings}-s{seed}-v{LOOK_DATA_VERSION}{at}.npz"
+    return DATA_DIR / f"look-{kind}-p{printings}-s{seed}-v{GENERIC_DATA_VERSION}{at}.npz"
 
 
-def cached_look_samples(printings: int, seed: int, workers: int = 1, kind: str = "family"):
-    """`printings` printings of `kind`, cached. Each printing is seeded by (seed, index), so the
-    first n printings of a larger cache of the same seed and version are these very samples."""
+def cached_look_samples(printings: int, seed: int, workers: int = 1, kind: str = "family",
+                        size: tuple[int, int] = LOOK_INPUT_SIZE):
+    """`printings` printings of `kind`, crops of `size` (W, H), cached. Each printing is seeded by
+    (seed, index), so the first n printings of a larger cache of the same seed, version and size
+    are these very samples."""
     import re
     from dataclasses import fields
 
     from vision.look_data import LookSamples, make_look_samples
 
-    path = look_cache_path(printings, seed, kind)
+    path = look_cache_path(printings, seed, kind, size)
     if not path.exists():
-        pattern = re.escape(look_cache_path(999999, seed, kind).name).replace("999999", "([0-9]+)")
+        pattern = re.escape(look_cache_path(999999, seed, kind, size).name).replace("999999", "([0-9]+)")
         sizes = sorted((int(m.group(1)), f) for f in DATA_DIR.glob(f"look-*-s{seed}-*.npz")
                        if (m := re.fullmatch(pattern, f.name)))       # the caches of this seed, kind and version
         larger = [(n, f) for n, f in sizes if n > printings]
@@ -107,11 +115,11 @@ def cached_look_samples(printings: int, seed: int, workers: int = 1, kind: str =
             def extend():
                 with np.load(small_path) as z:
                     head = LookSamples(**{f.name: z[f.name] for f in fields(LookSamples)})
-                tail = make_look_samples(printings, seed, workers, kind, start=n)
+                tail = make_look_samples(printings, seed, workers, kind, start=n, size=size)
                 return LookSamples(*(np.concatenate([getattr(head, f.name), getattr(tail, f.name)])
                                      for f in fields(LookSamples)))
             return cached(path, extend, LookSamples)
-    return cached(path, lambda: make_look_samples(printings, seed, workers, kind), LookSamples)
+    return cached(path, lambda: make_look_samples(printings, seed, workers, kind, size=size), LookSamples)
 
 
 def printings_of_each_kind(printings: int, generic_share: float) -> dict[str, int]:
@@ -120,12 +128,13 @@ def printings_of_each_kind(printings: int, generic_share: float) -> dict[str, in
     return {"family": printings - generic, "generic": generic}
 
 
-def training_samples(printings: int, generic_share: float, seed: int, workers: int = 1):
+def training_samples(printings: int, generic_share: float, seed: int, workers: int = 1,
+                     size: tuple[int, int] = LOOK_INPUT_SIZE):
     """The training printings of each kind (printings_of_each_kind, each kind cached apart),
     concatenated."""
     from vision.look_data import LookSamples
 
-    parts = [cached_look_samples(n, seed, workers, kind)
+    parts = [cached_look_samples(n, seed, workers, kind, size)
              for kind, n in printings_of_each_kind(printings, generic_share).items() if n]
     return LookSamples(*(np.concatenate([getattr(p, name) for p in parts])
                          for name in ("x", "labels", "decks")))
@@ -183,16 +192,17 @@ def train(args) -> int:
     cv2.setNumThreads(1)
     rng = np.random.default_rng(args.seed)
     t_start = time.perf_counter()
-    train_set = training_samples(args.printings, args.generic_share, args.seed, args.threads)
+    size = tuple(args.input_size)
+    train_set = training_samples(args.printings, args.generic_share, args.seed, args.threads, size)
     # Validation: printings of each kind apart (the family's figure stays comparable with older runs).
-    val_sets = {kind: cached_look_samples(args.val_printings, args.seed + 1, args.threads, kind).x
+    val_sets = {kind: cached_look_samples(args.val_printings, args.seed + 1, args.threads, kind, size).x
                 for kind in ("family", "generic")}
     if args.data_only:
         return 0
     x = train_set.x
-    model = build_look_model(width=args.width)
-    log.info("look network: width %g (channels %s), %d parameters", args.width,
-             "-".join(map(str, backbone_channels(args.width))), sum(p.numel() for p in model.parameters()))
+    model = build_look_model(width=args.width, input_size=size)
+    log.info("look network: width %g (channels %s), input %d x %d, %d parameters", args.width,
+             "-".join(map(str, backbone_channels(args.width))), *size, sum(p.numel() for p in model.parameters()))
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=5e-4)
     steps = len(x) // args.batch_printings
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.epochs * steps, pct_start=0.15)
@@ -220,10 +230,10 @@ def train(args) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     onnx_path = out_dir / f"{LOOK_NAME}.onnx"
     export_look(model, onnx_path, x_val[:8].reshape(-1, *x_val.shape[3:]))
-    from vision.dataset import LOOK_INPUT_H, LOOK_INPUT_W, MEAN, STD
+    from vision.dataset import MEAN, STD
     sidecar = {
         "kind": "look-embedding",
-        "input": {"width": LOOK_INPUT_W, "height": LOOK_INPUT_H, "channel_order": "rgb", "resize": "area"},
+        "input": {"width": size[0], "height": size[1], "channel_order": "rgb", "resize": "area"},
         "normalize": {"mean": list(MEAN), "std": list(STD)},
         "embedding_dim": EMBEDDING_DIM,
         "weights": "float16 in the file, cast to float32 where used (store_weights_half)",
@@ -251,10 +261,10 @@ def export_look(model, path: Path, crops_bgr) -> None:
     import onnxruntime as ort
     import torch
 
-    from vision.dataset import LOOK_INPUT_H, LOOK_INPUT_W, normalize
+    from vision.dataset import normalize
 
     model.eval()
-    torch.onnx.export(model, torch.zeros(1, 3, LOOK_INPUT_H, LOOK_INPUT_W), str(path), input_names=["crop"],
+    torch.onnx.export(model, torch.zeros(1, 3, *crops_bgr.shape[1:3]), str(path), input_names=["crop"],
                       output_names=["embedding"], dynamic_axes={"crop": {0: "n"}, "embedding": {0: "n"}},
                       opset_version=17, dynamo=False)
     xb = torch.from_numpy(normalize(crops_bgr))
@@ -321,6 +331,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--width", type=float, default=1.5,
                         help="channel multiplier of the backbone (1.5: 24-48-48-96-96-192, the committed network; "
                              "1: 16-32-32-64-64-128)")
+    parser.add_argument("--input-size", type=int, nargs=2, metavar=("W", "H"), default=list(LOOK_INPUT_SIZE),
+                        help="the crop the network reads (default %(default)s: the committed network's; "
+                             "the sidecar tells the run time)")
     parser.add_argument("--out", default=str(MODELS_DIR), help="output folder (default: models/)")
     args = parser.parse_args(argv)
     args.command = "python -m vision.train_look " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
