@@ -19,7 +19,8 @@ The network is the plain backbone (vision.train.build_plain_model) without its p
 classification layer: the last feature map (128 x 5 x 4), flattened, projected to 128 values
 and scaled to unit length (the ONNX output `embedding`). `--width` scales the backbone's
 channels (default 1.5: the committed network, 24-48-48-96-96-192; 1 was the one before, see
-models/calibration.md). The file stores its weights in half precision (store_weights_half). One
+models/calibration.md). `--input-size W H` sets the crop it reads (the sidecar tells the run time;
+the data are cached per size). The file stores its weights in half precision (store_weights_half). One
 network serves every deck. Needs the `train` extra (PyTorch); the device reads the ONNX file
 with onnxruntime. Data generation is cached under data/ (each kind apart; a larger set of the
 same seed is made by extending a smaller cache, its first printings being the same) and takes
