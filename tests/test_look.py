@@ -39,14 +39,14 @@ def test_samples_at_another_input_size_are_the_same_scenes_cut_larger(tmp_path, 
 
     from vision import train_look
 
-    small, large = make_look_samples(1, seed=5), make_look_samples(1, seed=5, size=(84, 120))
+    small, large = make_look_samples(1, seed=5, size=(56, 80)), make_look_samples(1, seed=5, size=(84, 120))
     assert large.x.shape == (1, LABELS_PER_PRINTING, VIEWS, 120, 84, 3)
     np.testing.assert_array_equal(small.labels, large.labels)
-    shrunk = cv2.resize(large.x[0, 0, 0], (INPUT_W, INPUT_H), interpolation=cv2.INTER_AREA)
+    shrunk = cv2.resize(large.x[0, 0, 0], (56, 80), interpolation=cv2.INTER_AREA)
     assert np.abs(shrunk.astype(int) - small.x[0, 0, 0]).mean() < 6  # the same card in the same scene
     monkeypatch.setattr(train_look, "DATA_DIR", tmp_path)
-    assert train_look.look_cache_path(3, 5, "generic", (84, 120)) != train_look.look_cache_path(3, 5, "generic")
-    assert train_look.look_cache_path(3, 5).name == "look-p3-s5-v2.npz"  # 56 x 80 caches keep their names
+    assert train_look.look_cache_path(3, 5, "generic", (84, 120)) != train_look.look_cache_path(3, 5, "generic", (56, 80))
+    assert train_look.look_cache_path(3, 5, size=(56, 80)).name == "look-p3-s5-v2.npz"  # caches named before sizes
 
 
 def test_uno_printings_often_deal_colour_twins():
