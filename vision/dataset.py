@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 INPUT_W, INPUT_H = 63, 88
 # The look network's input (vision.train_look; the committed card-look model was trained at it).
 LOOK_INPUT_W, LOOK_INPUT_H = 56, 80
+LOOK_INPUT_SIZE = (LOOK_INPUT_W, LOOK_INPUT_H)  # (W, H), as cv2.resize takes it
 NONE_CLASS = "none"
 MEAN = (0.5, 0.5, 0.5)
 STD = (0.25, 0.25, 0.25)

@@ -28,9 +28,7 @@ import cv2
 import numpy as np
 
 from rules.cards import DECKS, UNO_DARK_COLORS, UNO_LIGHT_COLORS
-from vision.dataset import LOOK_INPUT_H, LOOK_INPUT_W, jitter_quad, to_input
-
-LOOK_INPUT_SIZE = (LOOK_INPUT_W, LOOK_INPUT_H)
+from vision.dataset import LOOK_INPUT_SIZE, jitter_quad, to_input
 from vision.geometry import CANON_H, CANON_W
 from vision.render import CardStyle, render_card
 from vision.synth import make_scene

@@ -16,7 +16,7 @@ learnt is how cards of one printing differ, not what the training print looks li
 round together or not at all, so "6" and a turned "9" stay different cards.
 
 The network is the plain backbone (vision.train.build_plain_model) without its pooling and
-classification layer: the last feature map (128 x 5 x 4), flattened, projected to 128 values
+classification layer: the last feature map (192 x 5 x 4 at width 1.5 and 56 x 80), flattened, projected to 128 values
 and scaled to unit length (the ONNX output `embedding`). `--width` scales the backbone's
 channels (default 1.5: the committed network, 24-48-48-96-96-192; 1 was the one before, see
 models/calibration.md). `--input-size W H` sets the crop it reads (the sidecar tells the run time;
@@ -41,10 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-from vision.dataset import LOOK_INPUT_H, LOOK_INPUT_W
+from vision.dataset import LOOK_INPUT_SIZE
 from vision.train import DATA_DIR, MODELS_DIR, cached
-
-LOOK_INPUT_SIZE = (LOOK_INPUT_W, LOOK_INPUT_H)
 
 log = logging.getLogger(__name__)
 
