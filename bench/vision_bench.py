@@ -4,7 +4,9 @@ same figures for a MobileNetV3-small-sized baseline exported the same way (rando
     .venv/bin/python bench/vision_bench.py [--models-dir DIR] [--deck flip7] [--repeats N] [--plays N]
 
 Prints figures only (no pass/fail). The process is pinned to one CPU, onnxruntime runs with one
-intra-op thread without spinning (as on the device) and OpenCV with one thread. The baseline is
+intra-op thread without spinning (as on the device) and OpenCV with one thread; calibration's
+compute is printed on one core and then on every core the process started with (it learns the
+labels in parallel, as on the device, whose Pi has four). The baseline is
 built with the `onnx` helper API (MobileNetV3-small, Howard et al. 2019, "Searching for
 MobileNetV3", table 2: the same layers, widths, kernels, squeeze-excite and activations; batch
 norm folded into the convolutions as an exported inference model has it), at our model's input
@@ -123,6 +125,9 @@ def mobilenet_v3_small(path: Path, height: int, width: int, classes: int, seed: 
     onnx.checker.check_model(model)
     onnx.save(model, str(path))
     return int(sum(np.prod(t.dims) for t in inits))
+
+
+ALL_CORES = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
 
 
 def pin_one_core() -> str:
@@ -296,21 +301,40 @@ def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays
 
 def calibrated_reading(classifier, deck: str, crop, repeats: int) -> None:
     """Reading through a calibration profile (one photo per label of a foreign printing) also runs
-    the look network: its cost per card, and the calibration's compute."""
-    from vision.adapt import CalibratedClassifier, calibrate
+    the look network: its cost per card, and the calibration's compute, on one core and on every
+    core the process may use (calibration learns the labels in parallel: vision.adapt.calibrate)."""
+    from vision.adapt import CalibratedClassifier, calibrate, look_model_for
+    from vision.geometry import CANON_H, CANON_W
     from vision.render_foreign import ForeignStyle, render_foreign
 
+    # The photos as calibration gets them: cut from a frame or a folder's photo at the canonical
+    # crop size (vision.geometry.warp_card, vision.calibrate_cmd.card_crop).
     style, rng = ForeignStyle.sample(np.random.default_rng(5)), np.random.default_rng(0)
-    shown = {label: [np.ascontiguousarray(render_foreign(deck, label, rng, style)[..., 2::-1])]
+    shown = {label: [cv2.resize(np.ascontiguousarray(render_foreign(deck, label, rng, style)[..., 2::-1]),
+                                (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)]
              for label in classifier.labels}
     t = time.perf_counter()
-    profile = calibrate(classifier, deck, shown)
-    seconds = time.perf_counter() - t
-    calibrated = CalibratedClassifier(classifier, profile, deck)
+    look = look_model_for(classifier, "the bench")
+    print(f"look model loaded (once per process): {time.perf_counter() - t:.2f} s")
+    calibrate(classifier, deck, dict(list(shown.items())[:1]), look=look)  # first run's allocations
+    profile = None
+    for cores in ([ALL_CORES[0]], ALL_CORES) if len(ALL_CORES) > 1 else ([None],):
+        if cores[0] is not None:
+            os.sched_setaffinity(0, cores)
+        seconds = []
+        for _ in range(3):
+            t = time.perf_counter()
+            profile = calibrate(classifier, deck, shown, look=look)
+            seconds.append(time.perf_counter() - t)
+        where = "this core" if cores[0] is None else f"{len(cores)} core{'s' * (len(cores) > 1)}"
+        print(f"calibration compute, {len(shown)} photos, {where}: {statistics.median(seconds):.2f} s "
+              f"(median of 3: {', '.join(f'{s:.2f}' for s in seconds)})")
+    if len(ALL_CORES) > 1:
+        os.sched_setaffinity(0, ALL_CORES[:1])
+    calibrated = CalibratedClassifier(classifier, profile, deck, look=look)
     print(f"calibrated reading per card (classifier + look network + {len(profile.embeddings)} profile samples): "
           f"{summary(timed(lambda: calibrated.classify(crop), repeats))}")
     print(f"  of which the look network alone: {summary(timed(lambda: calibrated.look.embed([crop]), repeats))}")
-    print(f"calibration compute, {len(shown)} photos: {seconds:.2f} s")
 
 
 def main() -> int:

@@ -53,6 +53,7 @@ import json
 import math
 import time
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -60,7 +61,7 @@ from typing import NamedTuple
 import numpy as np
 
 from vision.classifier import CardClassifier, ModelError, Prediction, reject_rule
-from vision.look import LookModel
+from vision.look import LookModel, usable_cores
 
 PROFILE_FORMAT = "tablemate-calibration-profile"
 # 1: the classifier's features alone; 2: look embedding and classifier features, nearest sample
@@ -269,22 +270,25 @@ def augment(crop_bgr: np.ndarray, rng: np.random.Generator, n: int, size: tuple[
     import cv2
 
     base = cv2.resize(crop_bgr, size, interpolation=cv2.INTER_AREA)
-    out = [base]
+    if n == 0:
+        return [base]
     w, h = size
     corners = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
-    for _ in range(n):
-        moved = corners + rng.normal(0, 0.025 * h, (4, 2)).astype(np.float32)
-        a = cv2.warpPerspective(base, cv2.getPerspectiveTransform(corners, moved), size,
-                                borderMode=cv2.BORDER_REFLECT).astype(np.float32)
-        gain = rng.uniform(0.6, 1.3) * rng.uniform(0.85, 1.15, 3)
-        slope = 1 + rng.uniform(-0.35, 0.35) * (xx / w - 0.5) + rng.uniform(-0.35, 0.35) * (yy / h - 0.5)
-        a = (a * gain + rng.normal(0, 15)) * slope[..., None]
-        if rng.random() < 0.5:
-            a = cv2.GaussianBlur(a, (0, 0), rng.uniform(0.3, 1.2))
-        a += rng.normal(0, rng.uniform(0, 6), a.shape)
-        out.append(np.clip(a, 0, 255).astype(np.uint8))
-    return out
+    moved = corners + rng.normal(0, 0.025 * h, (n, 4, 2)).astype(np.float32)
+    a = np.stack([cv2.warpPerspective(base, cv2.getPerspectiveTransform(corners, m), size,
+                                      borderMode=cv2.BORDER_REFLECT) for m in moved]).astype(np.float32)
+    # All n copies at once (one calibration makes ~700 of them: a loop of small numpy steps cost
+    # a quarter of its compute): light level and colour cast, an offset, a light gradient.
+    gain = rng.uniform(0.6, 1.3, (n, 1, 1, 1)) * rng.uniform(0.85, 1.15, (n, 1, 1, 3))
+    offset = rng.normal(0, 15, (n, 1, 1, 1))
+    gx, gy = rng.uniform(-0.35, 0.35, (2, n, 1, 1, 1))
+    x = (np.arange(w, dtype=np.float32) / w - 0.5)[None, None, :, None]
+    y = (np.arange(h, dtype=np.float32) / h - 0.5)[None, :, None, None]
+    a = (a * gain.astype(np.float32) + offset.astype(np.float32)) * (1 + gx * x + gy * y).astype(np.float32)
+    for i in np.flatnonzero(rng.random(n) < 0.5):
+        a[i] = cv2.GaussianBlur(a[i], (0, 0), rng.uniform(0.3, 1.2))
+    a += rng.standard_normal(a.shape, dtype=np.float32) * rng.uniform(0, 6, (n, 1, 1, 1)).astype(np.float32)
+    return [base, *np.clip(a, 0, 255).astype(np.uint8)]
 
 
 def not_a_card_views(crop_bgr: np.ndarray, rng: np.random.Generator, size: tuple[int, int]) -> list[np.ndarray]:
@@ -320,21 +324,20 @@ def not_a_card_views(crop_bgr: np.ndarray, rng: np.random.Generator, size: tuple
     return [cv2.resize(v, size, interpolation=cv2.INTER_AREA) for v in (middle, shifted, *insides, table)]
 
 
-def sample_views(look: LookModel, crops_bgr, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """(card views, none views): each crop and the crop turned half round, each with its
-    augmentations, (N * 2 * (1 + augmentations_per_crop(N)), D); and their not-a-card views
-    (N * 2 * (3 + INSIDE_VIEWS), D). Seeded: the same crops give the same profile."""
+def sample_views(crops_bgr, size: tuple[int, int], seed: int = 0) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """(card views, none views) of one label's crops, at the look network's input `size`: each crop
+    and the crop turned half round, each with its augmentations, N * 2 * (1 +
+    augmentations_per_crop(N)) views; and their not-a-card views, N * 2 * (3 + INSIDE_VIEWS).
+    Seeded: the same crops give the same views."""
     rng = np.random.default_rng(seed)
     copies = augmentations_per_crop(len(crops_bgr))
-    size = (look.width, look.height)
     cards, nones = [], []
     for crop in crops_bgr:
         for way in (crop, crop[::-1, ::-1]):
             way = np.ascontiguousarray(way)
             cards += augment(way, rng, copies, size)
             nones += not_a_card_views(way, rng, size)
-    e = look.embed(cards + nones)
-    return e[:len(cards)], e[len(cards):]
+    return cards, nones
 
 
 def augmentations_per_crop(crops: int) -> int:
@@ -364,13 +367,25 @@ def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, l
         params = params or update.params
     else:
         parts, counts, model_named = [], {}, {}
-    for label, crops in crops_by_label.items():
+    size = (look.width, look.height)
+
+    def learn(item):
+        label, crops = item
         index = labels.index(label)
-        cards, nones = sample_views(look, crops, seed=index)
-        parts += [(cards, np.full(len(cards), index)), (nones, np.full(len(nones), -1 - index))]
-        counts[label] = len(crops)
+        cards, nones = sample_views(crops, size, seed=index)
         both_ways = [np.ascontiguousarray(view) for crop in crops for view in (crop, crop[::-1, ::-1])]
-        model_named[label] = sum(p.label == label for p in classifier.classify_batch(both_ways))
+        named = sum(p.label == label for p in classifier.classify_batch(both_ways))
+        return (look.embed(cards + nones), np.array([index] * len(cards) + [-1 - index] * len(nones))), named
+
+    # The labels are learnt on every core at once: making the views and running the look network
+    # over them (~45 per crop) is all of calibration's compute, and OpenCV, numpy's large steps and
+    # onnxruntime release the GIL (models/calibration.md, "Compute").
+    with ThreadPoolExecutor(usable_cores()) as pool:
+        learnt = list(pool.map(learn, crops_by_label.items()))
+    for (label, crops), (part, named) in zip(crops_by_label.items(), learnt):
+        parts.append(part)
+        counts[label] = len(crops)
+        model_named[label] = named
     if not counts:
         raise ValueError("no card crops to calibrate with")
     order = {lab: i for i, lab in enumerate(labels)}
