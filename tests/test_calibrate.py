@@ -318,6 +318,39 @@ def test_agreement_from_a_few_crops_does_not_switch_the_vote_on():
     assert wrong(CalibratedClassifier(model, one, deck)) <= wrong(model)
 
 
+def test_the_tuner_reads_a_one_card_profile_as_the_calibrated_classifier_does():
+    """The tuner keeps the "one lucky card" case above honest (vision.foreign_eval.one_card_cases):
+    its own reading of such a profile names exactly the cards CalibratedClassifier names wrongly,
+    and a model weight far above the grid's (16 x 4) lets the vote name more than the model alone."""
+    from dataclasses import replace
+
+    from vision.adapt import describe, params_for
+    from vision.foreign_eval import named_wrongly, one_card_cases, one_card_table
+
+    deck = "flip7-vengeance"
+    model = CardClassifier.load(deck)
+    look = look_model_for(model)
+    shown, test = capture_printing(deck, 14, 1, 2)
+    logits, embeddings = describe(model, look, test.crops)
+    cases = one_card_cases(model, look, deck, shown, test, logits, embeddings, most=len(shown))
+    labels = DECKS[deck].labels
+    lucky = [case["label"] for case in cases]
+    assert "zero" in lucky
+    case = cases[lucky.index("zero")]
+    reader = (np.array([model.spec.classes.index(lab) for lab in labels]), model.spec.none_index,
+              np.array([labels.index(c) if c in labels else -1 for c in model.spec.classes]))
+    others = [(c, labels[y]) for c, y in zip(test.crops, test.y) if y >= 0 and labels[y] != "zero"]
+    assert len(others) == len(case["y"])
+    one = calibrate(model, deck, {"zero": shown["zero"]})
+    for params in (params_for(deck), replace(params_for(deck), model_weight=64.0)):
+        reading = CalibratedClassifier(model, replace(one, params=params), deck)
+        wrong = sum(p.label not in (None, t) for p, (_, t) in zip(reading.classify_batch([c for c, _ in others]), others))
+        table = one_card_table(case, reader, params.temperature, params.none_similarity, params.model_weight,
+                               params.colour_weight)
+        assert named_wrongly(table, reader, params.min_confidence, params.min_margin) == wrong
+    assert wrong > case["alone_wrong"]
+
+
 def test_none_views_cover_the_locators_wrong_quads(base, foreign, profile):
     """A quad far too big (the card small inside the table) and a quad on the bare table read as
     no card: the profile holds such views of the user's own cards."""
