@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 # throwaway timeit), at the card's own shape (63 x 88 mm: ~1 px/mm).
 INPUT_W, INPUT_H = 63, 88
 # The look network's input (vision.train_look; the committed card-look model was trained at it).
-LOOK_INPUT_W, LOOK_INPUT_H = 56, 80
+LOOK_INPUT_W, LOOK_INPUT_H = 84, 120
 LOOK_INPUT_SIZE = (LOOK_INPUT_W, LOOK_INPUT_H)  # (W, H), as cv2.resize takes it
 NONE_CLASS = "none"
 MEAN = (0.5, 0.5, 0.5)

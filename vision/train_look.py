@@ -16,11 +16,12 @@ learnt is how cards of one printing differ, not what the training print looks li
 round together or not at all, so "6" and a turned "9" stay different cards.
 
 The network is the plain backbone (vision.train.build_plain_model) without its pooling and
-classification layer: the last feature map (192 x 5 x 4 at width 1.5 and 56 x 80), flattened, projected to 128 values
+classification layer: the last feature map (192 x 8 x 6 at width 1.5 and 84 x 120), flattened, projected to 128 values
 and scaled to unit length (the ONNX output `embedding`). `--width` scales the backbone's
 channels (default 1.5: the committed network, 24-48-48-96-96-192; 1 was the one before, see
-models/calibration.md). `--input-size W H` sets the crop it reads (the sidecar tells the run time;
-the data are cached per size). The file stores its weights in half precision (store_weights_half). One
+models/calibration.md). `--input-size W H` sets the crop it reads (default 84 x 120, the committed
+network's; 56 x 80 was the one before; the sidecar tells the run time; the data are cached per
+size). The file stores its weights in half precision (store_weights_half). One
 network serves every deck. Needs the `train` extra (PyTorch); the device reads the ONNX file
 with onnxruntime. Data generation is cached under data/ (each kind apart; a larger set of the
 same seed is made by extending a smaller cache, its first printings being the same) and takes
