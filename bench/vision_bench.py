@@ -6,7 +6,8 @@ same figures for a MobileNetV3-small-sized baseline exported the same way (rando
 Prints figures only (no pass/fail). The process is pinned to one CPU, onnxruntime runs with one
 intra-op thread without spinning (as on the device) and OpenCV with one thread; calibration's
 compute is printed on one core and then on every core the process started with (it learns the
-labels in parallel, as on the device, whose Pi has four). The baseline is
+labels in parallel, as on the device, whose Pi has four), and the deal video is also played through
+a calibration profile of its own print (each card placed read by the look network too). The baseline is
 built with the `onnx` helper API (MobileNetV3-small, Howard et al. 2019, "Searching for
 MobileNetV3", table 2: the same layers, widths, kernels, squeeze-excite and activations; batch
 norm folded into the convolutions as an exported inference model has it), at our model's input
@@ -204,6 +205,37 @@ def deal_frames(deck: str, seed: int = 5, cards: int = 12):
                            size=(640, 480), split="heldout").frames
 
 
+def deal_video(classifier, deck: str, plays: int) -> dict[str, "Times"]:
+    """The detector over a whole deal: what each kind of frame costs in the real loop. The deal is
+    played `plays` times, a fresh detector each time (the same steps on the same frames); a
+    frame's time is its median over the plays, so one that met a busy core once counts little.
+    Prints each step's figures; returns {step: Times of its frames}."""
+    per_frame: dict[int, tuple[str, Times]] = {}
+    events = 0
+    for play in range(plays):
+        detector = PlacementDetector(classifier)
+        for index, frame in enumerate(deal_frames(deck)):
+            t, c = time.perf_counter(), time.process_time()
+            found = len(detector.feed(frame, index))
+            cpu, wall = (time.process_time() - c) * 1000.0, (time.perf_counter() - t) * 1000.0
+            step, times = per_frame.setdefault(index, (detector.step, Times()))
+            assert step == detector.step, "the detector took another step on a replay of the same deal"
+            times.append(wall)
+            times.cpu.append(cpu)
+            events += found if play == 0 else 0
+    steps: dict[str, Times] = {}
+    for step, times in per_frame.values():
+        kind = steps.setdefault(step, Times())
+        kind.append(statistics.median(times))
+        kind.cpu.append(statistics.median(times.cpu))
+    print(f"deal video through the detector ({len(per_frame)} frames x {plays} plays, each frame's median; "
+          f"{events} events):")
+    for step in ("idle", "watch", "early", "settled", "locate", "confirm", "judge"):
+        if step in steps:
+            print(f"  {step:7s} frames: {summary(steps[step])}")
+    return steps
+
+
 def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays: int) -> dict:
     print(f"\n== {name}")
     rss0 = rss_mb()
@@ -245,32 +277,7 @@ def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays
     assert detector.state == "idle", "the change of light disturbed the detector"
     print(f"idle frame after the light dimmed (x0.7, taken out):     {summary(relit_ms)}")
 
-    # The detector over a whole deal: what each kind of frame costs in the real loop. The deal is
-    # played `plays` times, a fresh detector each time (the same steps on the same frames); a
-    # frame's time is its median over the plays, so one that met a busy core once counts little.
-    per_frame: dict[int, tuple[str, Times]] = {}
-    events = 0
-    for play in range(plays):
-        detector = PlacementDetector(classifier)
-        for index, frame in enumerate(deal_frames(deck)):
-            t, c = time.perf_counter(), time.process_time()
-            found = len(detector.feed(frame, index))
-            cpu, wall = (time.process_time() - c) * 1000.0, (time.perf_counter() - t) * 1000.0
-            step, times = per_frame.setdefault(index, (detector.step, Times()))
-            assert step == detector.step, "the detector took another step on a replay of the same deal"
-            times.append(wall)
-            times.cpu.append(cpu)
-            events += found if play == 0 else 0
-    steps: dict[str, Times] = {}
-    for step, times in per_frame.values():
-        kind = steps.setdefault(step, Times())
-        kind.append(statistics.median(times))
-        kind.cpu.append(statistics.median(times.cpu))
-    print(f"deal video through the detector ({len(per_frame)} frames x {plays} plays, each frame's median; "
-          f"{events} events):")
-    for step in ("idle", "watch", "early", "settled", "locate", "confirm", "judge"):
-        if step in steps:
-            print(f"  {step:7s} frames: {summary(steps[step])}")
+    steps = deal_video(classifier, deck, plays)
 
     k = [0]
 
@@ -299,7 +306,7 @@ def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays
             "second_look": statistics.median(second_ms)}
 
 
-def calibrated_reading(classifier, deck: str, crop, repeats: int) -> None:
+def calibrated_reading(classifier, deck: str, crop, repeats: int, plays: int) -> None:
     """Reading through a calibration profile (one photo per label of a foreign printing) also runs
     the look network: its cost per card, and the calibration's compute, on one core and on every
     core the process may use (calibration learns the labels in parallel: vision.adapt.calibrate)."""
@@ -335,6 +342,19 @@ def calibrated_reading(classifier, deck: str, crop, repeats: int) -> None:
     print(f"calibrated reading per card (classifier + look network + {len(profile.embeddings)} profile samples): "
           f"{summary(timed(lambda: calibrated.classify(crop), repeats))}")
     print(f"  of which the look network alone: {summary(timed(lambda: calibrated.look.embed([crop]), repeats))}")
+    # The deal video through a profile of its own print (the training family's held-out fonts, one
+    # photo per label): every card placed is read by the classifier and the look network.
+    from vision.render import CardStyle, render_card
+
+    rng = np.random.default_rng(1)
+    family = CardStyle.sample(rng, "heldout")
+    own = {label: [cv2.resize(np.ascontiguousarray(render_card(deck, label, rng, family)[..., 2::-1]),
+                              (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)] for label in classifier.labels}
+    steps = deal_video(CalibratedClassifier(classifier, calibrate(classifier, deck, own, look=look), deck, look=look),
+                       deck, plays)
+    locate, judge = (statistics.median(steps.get(step) or [float("nan")]) for step in ("locate", "judge"))
+    print(f"placement frame through a calibration profile: {max(locate, judge):.2f} ms (locate {locate:.2f}, "
+          f"judge {judge:.2f}: the costlier of a placement's two frames, as for the model alone below)")
 
 
 def main() -> int:
@@ -357,7 +377,7 @@ def main() -> int:
     crops = [warp_card(f, t[0].quad) for f, t in frames]
     rss_start = rss_mb()
     results = {"ours": measure("our model", ours, args.deck, frames, crops, args.repeats, args.plays)}
-    calibrated_reading(ours, args.deck, crops[0], args.repeats)
+    calibrated_reading(ours, args.deck, crops[0], args.repeats, args.plays)
     # tracemalloc hooks every allocation (it made the placement frame ~1.6x slower here), so the
     # Python-side peak is taken in a pass of its own, after the timings.
     tracemalloc.start()
