@@ -378,6 +378,18 @@ def test_none_views_cover_the_locators_wrong_quads(base, foreign, profile):
     assert np.mean(sims.none > sims.nearest.max(axis=1)) >= 0.9
 
 
+def test_calibration_on_every_core_learns_what_one_core_learns(base, foreign, profile, monkeypatch):
+    """The labels are learnt in parallel (vision.adapt.calibrate): each label's views are seeded by
+    the label, so the profile does not depend on how many cores made it, nor on their order."""
+    import vision.adapt
+
+    monkeypatch.setattr(vision.adapt, "usable_cores", lambda: 1)
+    alone = calibrate(base, DECK, foreign[0])
+    assert np.array_equal(alone.sample_labels, profile.sample_labels)
+    assert np.allclose(alone.embeddings, profile.embeddings, atol=1e-5)
+    assert alone.model_named == profile.model_named
+
+
 def test_update_replaces_only_the_labels_given(base, foreign, profile):
     crops, _ = foreign
     updated = calibrate(base, DECK, {"7": [tight_crop("7"), tight_crop("7", 1)]}, update=profile)
