@@ -325,19 +325,22 @@ def calibrated_reading(classifier, deck: str, crop, repeats: int, plays: int) ->
     print(f"look model loaded (once per process): {time.perf_counter() - t:.2f} s")
     calibrate(classifier, deck, dict(list(shown.items())[:1]), look=look)  # first run's allocations
     profile = None
-    for cores in ([ALL_CORES[0]], ALL_CORES) if len(ALL_CORES) > 1 else ([None],):
-        if cores[0] is not None:
-            os.sched_setaffinity(0, cores)
-        seconds = []
-        for _ in range(3):
-            t = time.perf_counter()
-            profile = calibrate(classifier, deck, shown, look=look)
-            seconds.append(time.perf_counter() - t)
-        where = "this core" if cores[0] is None else f"{len(cores)} core{'s' * (len(cores) > 1)}"
-        print(f"calibration compute, {len(shown)} photos, {where}: {statistics.median(seconds):.2f} s "
-              f"(median of 3: {', '.join(f'{s:.2f}' for s in seconds)})")
-    if len(ALL_CORES) > 1:
-        os.sched_setaffinity(0, ALL_CORES[:1])
+    pinned = os.sched_getaffinity(0) if ALL_CORES else None
+    try:
+        for cores in ([ALL_CORES[0]], ALL_CORES) if len(ALL_CORES) > 1 else ([None],):
+            if cores[0] is not None:
+                os.sched_setaffinity(0, cores)
+            seconds = []
+            for _ in range(3):
+                t = time.perf_counter()
+                profile = calibrate(classifier, deck, shown, look=look)
+                seconds.append(time.perf_counter() - t)
+            where = "as pinned" if cores[0] is None else f"{len(cores)} core{'s' * (len(cores) > 1)}"
+            print(f"calibration compute, {len(shown)} photos, {where}: {statistics.median(seconds):.2f} s "
+                  f"(median of 3: {', '.join(f'{s:.2f}' for s in seconds)})")
+    finally:
+        if pinned is not None:
+            os.sched_setaffinity(0, pinned)  # the rest of the bench runs on the one core again
     calibrated = CalibratedClassifier(classifier, profile, deck, look=look)
     print(f"calibrated reading per card (classifier + look network + {len(profile.embeddings)} profile samples): "
           f"{summary(timed(lambda: calibrated.classify(crop), repeats))}")

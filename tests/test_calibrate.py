@@ -378,16 +378,19 @@ def test_none_views_cover_the_locators_wrong_quads(base, foreign, profile):
     assert np.mean(sims.none > sims.nearest.max(axis=1)) >= 0.9
 
 
-def test_calibration_on_every_core_learns_what_one_core_learns(base, foreign, profile, monkeypatch):
+def test_calibration_on_every_core_learns_what_one_core_learns(base, foreign, monkeypatch):
     """The labels are learnt in parallel (vision.adapt.calibrate): each label's views are seeded by
-    the label, so the profile does not depend on how many cores made it, nor on their order."""
+    the label, so the profile does not depend on how many threads made it, nor on their order."""
     import vision.adapt
 
-    monkeypatch.setattr(vision.adapt, "usable_cores", lambda: 1)
-    alone = calibrate(base, DECK, foreign[0])
-    assert np.array_equal(alone.sample_labels, profile.sample_labels)
-    assert np.allclose(alone.embeddings, profile.embeddings, atol=1e-5)
-    assert alone.model_named == profile.model_named
+    made = {}
+    for workers in (1, 3):  # 3 threads whatever this machine has
+        monkeypatch.setattr(vision.adapt, "usable_cores", lambda: workers)
+        made[workers] = calibrate(base, DECK, foreign[0])
+    alone, parallel = made[1], made[3]
+    assert np.array_equal(alone.sample_labels, parallel.sample_labels)
+    assert np.allclose(alone.embeddings, parallel.embeddings, atol=1e-5)
+    assert alone.model_named == parallel.model_named
 
 
 def test_update_replaces_only_the_labels_given(base, foreign, profile):
@@ -585,6 +588,8 @@ def test_tuning_per_deck_searches_a_set_for_each_deck_and_new_profiles_take_thei
         assert {key.split()[0] for key in found["tuning_stats"]} == {deck} and len(found["tuning_stats"]) == 4
         # the family's sets also say how often a label left out of the profile is named as another
         assert all(("unseen_named_wrongly" in stats) == (" heldout," in key) for key, stats in found["tuning_stats"].items())
+        # and how many one-card profiles it checked (None for "met" when there were none to check)
+        assert found["one_card_cases"] >= 0 and (found["one_card_met"] is None) == (found["one_card_cases"] == 0)
     assert params_for("no-such-deck") == CalibrationParams()
     assert set(DECK_PARAMS) <= set(DECKS)  # a misspelt deck would read with the defaults, unnoticed
 

@@ -70,7 +70,7 @@ AUGMENTED_VIEWS = 16  # altered copies per label and way up, shared among its cr
 # `python -m vision.foreign_eval --deck flip7` with the previous look network: 1 sample 97.83 % /
 # 41.05 % rejected with 4 copies per crop, 97.89 % / 39.49 % with 16 per label (a one-off sweep of
 # 4 / 8 / 16 / 24 copies on the tuning printings levelled off at 16). A budget per label, not per
-# crop, keeps 3-crop calibration of flip7 under a second.
+# crop, keeps 3-crop calibration from costing three times one crop's.
 
 
 # A card shrunk inside a quad far too big still looks much like the card to the look network
@@ -378,7 +378,7 @@ def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, l
         return (look.embed(cards + nones), np.array([index] * len(cards) + [-1 - index] * len(nones))), named
 
     # The labels are learnt on every core at once: making the views and running the look network
-    # over them (~45 per crop) is all of calibration's compute, and OpenCV, numpy's large steps and
+    # over them (44 per label with one photo each) is all of calibration's compute, and OpenCV, numpy's large steps and
     # onnxruntime release the GIL (models/calibration.md, "Compute").
     with ThreadPoolExecutor(usable_cores()) as pool:
         learnt = list(pool.map(learn, crops_by_label.items()))

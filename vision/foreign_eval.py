@@ -253,9 +253,9 @@ def one_card_cases(base, look, deck, calibration, test, logits, embeddings, most
         if len(cases) == most or not all(p.label == label for p in base.classify_batch(both_ways)):
             continue
         profile = calibrate(base, deck, {label: crops[:1]}, look=look)
-        reader = CalibratedClassifier(base, profile, deck, look=look)
+        calibrated = CalibratedClassifier(base, profile, deck, look=look)
         rows = (test.y >= 0) & (test.y != base.labels.index(label))
-        sims = reader.similarities(embeddings[rows])
+        sims = calibrated.similarities(embeddings[rows])
         y = test.y[rows]
         cases.append({"label": label, "sims": sims, "vote": logits[rows] * profile.model_agreement,
                       "has_samples": np.isin(np.arange(len(base.labels)), profile.sample_labels),
@@ -264,16 +264,16 @@ def one_card_cases(base, look, deck, calibration, test, logits, embeddings, most
     return cases
 
 
-def one_card_table(case: dict, reader: tuple, temperature: float, none_similarity: float, model_weight: float,
+def one_card_table(case: dict, class_maps: tuple, temperature: float, none_similarity: float, model_weight: float,
                    colour_weight: float):
     """(class, confidence, margin, truth) per crop of a one-card case (one_card_cases), read as
-    CalibratedClassifier reads through that profile with these parameters; reader: (class of
+    CalibratedClassifier reads through that profile with these parameters; class_maps: (class of
     each label, the none class, label of each class)."""
     import numpy as np
 
     from vision.adapt import CalibrationParams, reading_probabilities
 
-    cls_of_label, none_index, _ = reader
+    cls_of_label, none_index, _ = class_maps
     params = CalibrationParams(temperature=temperature, none_similarity=none_similarity, colour_weight=colour_weight)
     sims = case["sims"]
     probs = reading_probabilities(model_weight * case["vote"], sims.nearest, case["has_samples"], sims.none,
@@ -283,14 +283,20 @@ def one_card_table(case: dict, reader: tuple, temperature: float, none_similarit
     return probs.argmax(1), top2[:, 1], top2[:, 1] - top2[:, 0], case["y"]
 
 
-def named_wrongly(table, reader: tuple, min_confidence: float, min_margin: float) -> int:
-    """How many crops of a (class, confidence, margin, truth) table the reject rule lets through
-    under another label."""
+def named_labels(table, class_maps: tuple, min_confidence: float, min_margin: float):
+    """The label index the reject rule names for each crop of a (class, confidence, margin, truth)
+    table, -1 where it names none."""
     import numpy as np
 
-    arg, conf, margin, y = table
-    _, none_index, label_of_class = reader
-    named = np.where((arg != none_index) & (conf >= min_confidence) & (margin >= min_margin), label_of_class[arg], -1)
+    arg, conf, margin, _ = table
+    _, none_index, label_of_class = class_maps
+    return np.where((arg != none_index) & (conf >= min_confidence) & (margin >= min_margin), label_of_class[arg], -1)
+
+
+def named_wrongly(table, class_maps: tuple, min_confidence: float, min_margin: float) -> int:
+    """How many crops of a (class, confidence, margin, truth) table the reject rule lets through
+    under another label."""
+    named, y = named_labels(table, class_maps, min_confidence, min_margin), table[3]
     return int(((named >= 0) & (named != y)).sum())
 
 
@@ -336,14 +342,14 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
     from vision.adapt import CalibratedClassifier, CalibrationParams, calibrate, describe, reading_probabilities
     from vision.classifier import CardClassifier
 
-    sets, readers, model_alone, one_card = {}, {}, {}, {}
+    sets, class_maps, model_alone, one_card = {}, {}, {}, {}
     for deck in decks:
         base = CardClassifier.load(deck, models_dir)
         look = load_look(base, look_model)
         cls_of_label = np.array([base.spec.classes.index(lab) for lab in base.labels])
         label_of_class = np.full(len(base.spec.classes), -1)
         label_of_class[cls_of_label] = np.arange(len(cls_of_label))
-        readers[deck] = (cls_of_label, base.spec.none_index, label_of_class)
+        class_maps[deck] = (cls_of_label, base.spec.none_index, label_of_class)
         plan = [("foreign", p) for p in range(printings)] + [("heldout", p) for p in range(control_printings)]
         for n, (kind, p) in enumerate(plan, 1):
             calibration, test = capture_printing(deck, seed + 1000 + p, 3, test_per_label, kind)
@@ -374,7 +380,7 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
         the model alone names right, read as if their label had no samples (the profile without
         it: its similarity left out, so the model's vote alone carries it; the centring is not
         redone): such a card must still be named right, not as its nearest shown neighbour."""
-        cls_of_label, none_index, _ = readers[deck]
+        cls_of_label, none_index, _ = class_maps[deck]
         params = CalibrationParams(temperature=temperature, none_similarity=none_similarity,
                                    colour_weight=colour_weight)
         if unseen:
@@ -400,21 +406,18 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
             unseen_tabs = {key: table(key[0], *sets[key], temperature, none_similarity, model_weight, colour_weight,
                                       unseen=True)
                            for key in keys if key[1] == "heldout"}
-            one_card_tabs = [(readers[deck], case["alone_wrong"],
-                              one_card_table(case, readers[deck], temperature, none_similarity, model_weight,
+            one_card_tabs = [(class_maps[deck], case["alone_wrong"],
+                              one_card_table(case, class_maps[deck], temperature, none_similarity, model_weight,
                                              colour_weight))
                              for deck in sorted({deck for deck, _, _ in keys}) for case in one_card.get(deck, [])]
             for mc in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
                 for mm in (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7):
                     stats = {}
-                    for key, (arg, conf, margin, y) in tabs.items():
-                        _, none_index, label_of_class = readers[key[0]]
-                        ok = (arg != none_index) & (conf >= mc) & (margin >= mm)
-                        stats[key] = reading_stats(np.where(ok, label_of_class[arg], -1), y)
-                    for key, (arg, conf, margin, y) in unseen_tabs.items():
-                        _, none_index, label_of_class = readers[key[0]]
-                        named = np.where((arg != none_index) & (conf >= mc) & (margin >= mm), label_of_class[arg], -1)
-                        stats[key]["unseen_named_wrongly"] = float(((named >= 0) & (named != y)).mean())
+                    for key, tab in tabs.items():
+                        stats[key] = reading_stats(named_labels(tab, class_maps[key[0]], mc, mm), tab[3])
+                    for key, tab in unseen_tabs.items():
+                        stats[key]["unseen_named_wrongly"] = (named_wrongly(tab, class_maps[key[0]], mc, mm)
+                                                              / max(1, len(tab[3])))
                     good = all(s["accuracy_accepted"] >= required_accuracy(kind, k, accuracy, floor[deck])
                                and s["none_accepted"] <= 0.005 for (deck, kind, k), s in stats.items())
                     # Then, where any set manages it: a label the user did not show, in a deck
@@ -423,8 +426,8 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
                     unseen_ok = all(s.get("unseen_named_wrongly", 0.0) <= FAMILY_TOLERANCE for s in stats.values())
                     # And a one-card profile of a label the model happened to read names no more
                     # of the deck's other cards wrongly than the model alone (one_card_cases).
-                    one_card_ok = all(named_wrongly(tab, reader, mc, mm) <= alone_wrong
-                                      for reader, alone_wrong, tab in one_card_tabs)
+                    one_card_ok = all(named_wrongly(tab, maps, mc, mm) <= alone_wrong
+                                      for maps, alone_wrong, tab in one_card_tabs)
                     cost = sum(s["rejected"] * (1.0 if k == 1 else 0.5) for (_, _, k), s in stats.items())
                     key = (good, one_card_ok, unseen_ok,
                            -cost if good else min(s["accuracy_accepted"] for s in stats.values()))
@@ -434,7 +437,9 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
                                                        colour_weight=colour_weight),
                                 stats)
         (met, one_card_met, unseen_met, _), params, stats = best
-        return {"params": params.__dict__, "target_met": met, "one_card_met": one_card_met,
+        cases = sum(len(one_card.get(deck, [])) for deck in {deck for deck, _, _ in keys})
+        return {"params": params.__dict__, "target_met": met, "one_card_cases": cases,
+                "one_card_met": one_card_met if cases else None,
                 "unseen_label_met": unseen_met,
                 "tuning_stats": {f"{deck} {kind}, {k} sample(s)": s for (deck, kind, k), s in stats.items()}}
 

@@ -25,9 +25,9 @@ size). The file stores its weights in half precision (store_weights_half). One
 network serves every deck. Needs the `train` extra (PyTorch); the device reads the ONNX file
 with onnxruntime. Data generation is cached under data/ (each kind apart; a larger set of the
 same seed is made by extending a smaller cache, its first printings being the same) and takes
-~2.5 min per 1000 printings with two processes; training on the default 6000 printings (2000
-family + 4000 generic) for 15 epochs ~31 min on two threads (width 1.5; 38 min on one thread
-while other jobs ran; ~11 min for width 1 on two threads).
+~2.5 min per 1000 printings with two processes at 56 x 80 (24 min for the default 6000 at 84 x
+120); training on the default 6000 printings (2000 family + 4000 generic) for 15 epochs ~93 min
+on two threads at 84 x 120 (width 1.5; ~31 min at 56 x 80; ~11 min for width 1 at 56 x 80).
 """
 
 from __future__ import annotations
@@ -286,12 +286,12 @@ def export_look(model, path: Path, crops_bgr) -> None:
              err, len(xb), half_err)
 
 
-HALF_TOLERANCE = 1e-3  # of a unit-length embedding (the committed network: 1.4e-4)
+HALF_TOLERANCE = 1e-3  # of a unit-length embedding (the 56 x 80 network: 1.4e-4)
 
 
 def store_weights_half(path: Path) -> None:
     """Rewrite the ONNX file's float32 weights as float16, each cast back to float32 where it is
-    used: half the file (the width-1.5 network: 3.3 -> 1.6 MB), the same float32 arithmetic at run
+    used: half the file (the width-1.5 network at 56 x 80: 3.3 -> 1.6 MB; 3.0 MB at 84 x 120), the same float32 arithmetic at run
     time (onnxruntime folds the casts into constants when it loads the model)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
