@@ -532,6 +532,8 @@ def test_foreign_eval_reads_with_another_look_model_and_reports_nearest_sample_a
                for k in (1, 3))  # a foreign printing: the model hardly reads it
     assert report["1 sample"]["cards"] == len(LABELS)
     assert all(isinstance(report[name]["confused"], list) for name in ("before", "1 sample", "3 samples"))
+    # also as the device reads a card: both ways up, averaged (the same cards)
+    assert all(report[f"{name}, both ways"]["cards"] == report[name]["cards"] for name in ("before", "1 sample", "3 samples"))
     shutil.copy("models/card-look.onnx", tmp_path / "other.onnx")
     assert foreign_eval(["--deck", DECK, "--look-model", str(tmp_path / "other.onnx")]) == 2
     assert "card-look.onnx" in capsys.readouterr().err

@@ -19,7 +19,9 @@ For each foreign printing:
   them right, as far as it reads the deck: vision.adapt).
 
 Reported, per condition: accuracy among accepted cards, cards rejected, none crops accepted as a
-card. --tune runs the same capture on other printings of each deck named (seed + 1000 on: foreign
+card; each for one crop, and for the crop read as the device reads a card (vision.reading: the
+crop and the crop turned half round, their probabilities averaged; the device's second look at a
+card it is not sure of, at nearby outlines of the frame, is not measured here). --tune runs the same capture on other printings of each deck named (seed + 1000 on: foreign
 ones and two of the training family in held-out fonts) and grid-searches CalibrationParams (the
 colour's weight only for a deck whose colours tell its cards apart: UNO Flip), one set for every
 deck named (with --per-deck, one set for each: vision.adapt.DECK_PARAMS); it prints the best and
@@ -176,7 +178,10 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
     base = CardClassifier.load(deck, models_dir)
     look = load_look(base, look_model)
     label_of_class = {lab: i for i, lab in enumerate(base.labels)}
-    conditions = {"before": [], "1 sample": [], "3 samples": [], "unseen label": []}
+    conditions = {"before": [], "1 sample": [], "3 samples": [], "unseen label": [],
+                  # The same cards as the device reads them (vision.reading.read_probabilities): the
+                  # crop and the crop turned half round, their probabilities averaged.
+                  "before, both ways": [], "1 sample, both ways": [], "3 samples, both ways": []}
     nearest = {1: [], 3: []}
     agreement = {1: [], 3: []}  # the profiles' model agreement (vision.adapt), per printing
     t_calib = []
@@ -186,16 +191,23 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
         log.info("%s printing %d/%d: %d test crops captured in %.0f s", deck, p + 1, printings, len(test.crops),
                  time.perf_counter() - t0)
         logits, embeddings = describe(base, look, test.crops)
-        conditions["before"].append((_predictions(base, base.probabilities_from_logits(logits), label_of_class), test.y,
-                                     seed + p))
+        turned_logits, turned_embeddings = describe(base, look, [np.ascontiguousarray(c[::-1, ::-1])
+                                                                 for c in test.crops])
+        alone = base.probabilities_from_logits(logits)
+        conditions["before"].append((_predictions(base, alone, label_of_class), test.y, seed + p))
+        conditions["before, both ways"].append(
+            (_predictions(base, (alone + base.probabilities_from_logits(turned_logits)) / 2, label_of_class),
+             test.y, seed + p))
         for k, name in ((1, "1 sample"), (3, "3 samples")):
             t = time.perf_counter()
             profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()}, params, look=look)
             t_calib.append((k, time.perf_counter() - t))
             agreement[k].append(profile.model_agreement)
             calibrated = CalibratedClassifier(base, profile, deck, look=look)
-            conditions[name].append((_predictions(calibrated, calibrated.scores_to_probabilities(logits, embeddings),
-                                                  label_of_class), test.y, seed + p))
+            probs = calibrated.scores_to_probabilities(logits, embeddings)
+            conditions[name].append((_predictions(calibrated, probs, label_of_class), test.y, seed + p))
+            both = (probs + calibrated.scores_to_probabilities(turned_logits, turned_embeddings)) / 2
+            conditions[f"{name}, both ways"].append((_predictions(calibrated, both, label_of_class), test.y, seed + p))
             nearest[k].append(_nearest(calibrated, embeddings, test.y))
         # A label the profile has no sample of: never named as another label (the model alone may name it).
         rng = np.random.default_rng(seed + p)
@@ -453,11 +465,17 @@ def _print_report(r: dict) -> None:
           f"{r['before']['none_crops']} none crops (model {r['model']}, look model {r['look_model']} "
           f"sha256 {r['look_sha256'][:12]}…)")
     print(f"  {'':<12} {'acc. among accepted':>20} {'rejected':>9} {'none accepted':>14}")
+    print("  one crop:")
     for name in ("before", "1 sample", "3 samples"):
         s = r[name]
         print(f"  {name:<12} {100 * s['accuracy_accepted']:>19.2f}% {100 * s['rejected']:>8.2f}% "
               f"{100 * s['none_accepted']:>13.2f}%")
-    for name in ("1 sample", "3 samples"):
+    print("  as the device reads a card (the crop and the crop turned half round, averaged):")
+    for name in ("before", "1 sample", "3 samples"):
+        s = r[f"{name}, both ways"]
+        print(f"  {name:<12} {100 * s['accuracy_accepted']:>19.2f}% {100 * s['rejected']:>8.2f}% "
+              f"{100 * s['none_accepted']:>13.2f}%")
+    for name in ("1 sample", "3 samples", "1 sample, both ways", "3 samples, both ways"):
         if r[name]["confused"]:
             print(f"  read wrongly with {name}: {', '.join(r[name]['confused'])}")
     print(f"  nearest sample, top-1 of card crops (no reject rule, no model vote): 1 sample "
