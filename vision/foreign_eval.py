@@ -333,7 +333,8 @@ def required_accuracy(kind: str, samples: int, accuracy: dict[int, float], famil
 
 def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label: int, control_printings: int = 2,
          look_model=None, targets=None, per_deck: bool = False) -> dict:
-    """Grid search of CalibrationParams (one set for every deck, or with per_deck one for each) on
+    """Grid search of CalibrationParams (one set for every deck, or with per_deck one for each) for
+    the reading the device makes (each crop and the crop turned half round, averaged) on
     tuning printings of each deck:
     `printings` foreign ones and `control_printings` of the training family in held-out fonts (a
     user's deck may be either). Objective: accuracy among accepted meets TARGETS (99 % with 1
@@ -366,7 +367,13 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
         for n, (kind, p) in enumerate(plan, 1):
             calibration, test = capture_printing(deck, seed + 1000 + p, 3, test_per_label, kind)
             logits, embeddings = describe(base, look, test.crops)
-            alone = _predictions(base, base.probabilities_from_logits(logits), {lab: i for i, lab in enumerate(base.labels)})
+            # Tuned for the reading the device makes: each crop and the crop turned half round,
+            # their probabilities averaged (vision.reading; the report's "both ways" rows).
+            turned_logits, turned_embeddings = describe(base, look, [np.ascontiguousarray(c[::-1, ::-1])
+                                                                     for c in test.crops])
+            alone = _predictions(base, (base.probabilities_from_logits(logits)
+                                        + base.probabilities_from_logits(turned_logits)) / 2,
+                                 {lab: i for i, lab in enumerate(base.labels)})
             if kind == "heldout":
                 model_alone.setdefault(deck, []).append((alone, test.y))
             else:
@@ -376,7 +383,8 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
                 profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()}, look=look)
                 calibrated = CalibratedClassifier(base, profile, deck, look=look)
                 sets.setdefault((deck, kind, k), []).append(
-                    (*calibrated.similarities(embeddings), logits * profile.model_agreement, test.y, alone))
+                    (*calibrated.similarities(embeddings), logits * profile.model_agreement, test.y, alone,
+                     *calibrated.similarities(turned_embeddings), turned_logits * profile.model_agreement))
             log.info("%s tuning printing %d/%d captured", deck, n, len(plan))
     sets = {key: tuple(np.concatenate(column) for column in zip(*parts)) for key, parts in sets.items()}
     floor = {deck: reading_stats(np.concatenate([p for p, _ in parts]), np.concatenate([y for _, y in parts]))
@@ -386,22 +394,28 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
     log.info("one-card profiles of a label the model happened to read (foreign tuning printings): %s",
              ", ".join(f"{deck} {len(one_card.get(deck, []))}" for deck in decks))
 
-    def table(deck, sims, colour, none, logits, y, alone, temperature, none_similarity, model_weight, colour_weight,
-              unseen=False):
-        """(class, confidence, margin, truth) per crop; with `unseen`, the same for the card crops
+    def table(deck, sims, colour, none, logits, y, alone, turned_sims, turned_colour, turned_none, turned_logits,
+              temperature, none_similarity, model_weight, colour_weight, unseen=False):
+        """(class, confidence, margin, truth) per crop, its probabilities averaged with the crop's
+        turned half round; with `unseen`, the same for the card crops
         the model alone names right, read as if their label had no samples (the profile without
         it: its similarity left out, so the model's vote alone carries it; the centring is not
         redone): such a card must still be named right, not as its nearest shown neighbour."""
         cls_of_label, none_index, _ = class_maps[deck]
         params = CalibrationParams(temperature=temperature, none_similarity=none_similarity,
                                    colour_weight=colour_weight)
-        if unseen:
-            rows = np.nonzero((y >= 0) & (alone == y))[0]
-            sims, colour, none, logits, y = sims[rows].copy(), colour[rows].copy(), none[rows], logits[rows], y[rows]
-            sims[np.arange(len(rows)), y] = 0.0
-            colour[np.arange(len(rows)), y] = 0.0
-        probs = reading_probabilities(model_weight * logits, sims, np.ones(sims.shape[1], bool), none,
-                                      cls_of_label, none_index, params, colour=colour)  # logits already x agreement
+        rows = np.nonzero((y >= 0) & (alone == y))[0] if unseen else slice(None)
+        y = y[rows]
+        probs = 0.0
+        for way_sims, way_colour, way_none, way_logits in ((sims, colour, none, logits),
+                                                           (turned_sims, turned_colour, turned_none, turned_logits)):
+            way_sims, way_colour = way_sims[rows].copy(), way_colour[rows].copy()
+            if unseen:
+                way_sims[np.arange(len(rows)), y] = 0.0
+                way_colour[np.arange(len(rows)), y] = 0.0
+            probs = probs + reading_probabilities(model_weight * way_logits[rows], way_sims, np.ones(way_sims.shape[1], bool),
+                                                  way_none[rows], cls_of_label, none_index, params,
+                                                  colour=way_colour) / 2  # logits already x agreement
         top2 = np.sort(probs, 1)[:, -2:]
         return probs.argmax(1), top2[:, 1], top2[:, 1] - top2[:, 0], y
 
@@ -410,9 +424,9 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
         best = None
         colours = colour_weights([deck for deck, _, _ in keys])
         # (A label's similarity with its colour's reaches 1 + colour_weight: "none" is tried that high.)
-        nones = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8) + ((0.9, 1.0) if max(colours) else ())
+        nones = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8) + ((0.9, 1.0) if max(colours) else ())
         for temperature, none_similarity, model_weight, colour_weight in itertools.product(
-                (0.03, 0.05, 0.065, 0.08, 0.1, 0.12, 0.15), nones, MODEL_WEIGHTS, colours):
+                (0.02, 0.03, 0.05, 0.065, 0.08, 0.1, 0.12, 0.15), nones, MODEL_WEIGHTS, colours):
             tabs = {key: table(key[0], *sets[key], temperature, none_similarity, model_weight, colour_weight)
                     for key in keys}
             unseen_tabs = {key: table(key[0], *sets[key], temperature, none_similarity, model_weight, colour_weight,
@@ -423,7 +437,7 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
                                              colour_weight))
                              for deck in sorted({deck for deck, _, _ in keys}) for case in one_card.get(deck, [])]
             for mc in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
-                for mm in (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7):
+                for mm in (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
                     stats = {}
                     for key, tab in tabs.items():
                         stats[key] = reading_stats(named_labels(tab, class_maps[key[0]], mc, mm), tab[3])
