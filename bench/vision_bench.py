@@ -236,6 +236,13 @@ def deal_video(classifier, deck: str, plays: int) -> dict[str, "Times"]:
     return steps
 
 
+def placement_frames(steps: dict[str, "Times"]) -> tuple[str, "Times"]:
+    """A placement's work is shared by two frames (locate + read, then judge): the placement frame
+    is the costlier of the two by median. (its step, its frames' Times)."""
+    which = max(("locate", "judge"), key=lambda step: statistics.median(steps.get(step) or [0.0]))
+    return which, steps.get(which) or Times()
+
+
 def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays: int) -> dict:
     print(f"\n== {name}")
     rss0 = rss_mb()
@@ -289,11 +296,7 @@ def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays
     whole_ms = timed(whole_frame, max(len(frames), repeats // 10), warmup=2)
     print(f"whole-frame locate + warp + classify (scan, no change mask): {summary(whole_ms)}")
     print(f"resident memory added while measuring: {rss_mb() - rss0:.1f} MB")
-    # A placement's work is shared by two frames (locate + read, then judge): the placement
-    # frame is the costlier of the two (by median); both are printed above.
-    locate = max((steps.get(step) or Times() for step in ("locate", "judge")),
-                 key=lambda times: statistics.median(times or [0.0]))
-    which = "locate" if locate is steps.get("locate") else "judge"
+    which, locate = placement_frames(steps)
     return {"placement_step": which, "judge": statistics.median(steps.get("judge") or [float("nan")]),
             "placement_both": sum(statistics.median(steps.get(step) or [0.0]) for step in ("locate", "judge")),
             "classify": statistics.median(classify_ms), "classify_cpu": statistics.median(classify_ms.cpu),
@@ -355,9 +358,9 @@ def calibrated_reading(classifier, deck: str, crop, repeats: int, plays: int) ->
                               (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)] for label in classifier.labels}
     steps = deal_video(CalibratedClassifier(classifier, calibrate(classifier, deck, own, look=look), deck, look=look),
                        deck, plays)
-    locate, judge = (statistics.median(steps.get(step) or [float("nan")]) for step in ("locate", "judge"))
-    print(f"placement frame through a calibration profile: {max(locate, judge):.2f} ms (locate {locate:.2f}, "
-          f"judge {judge:.2f}: the costlier of a placement's two frames, as for the model alone below)")
+    which, frames = placement_frames(steps)
+    print(f"placement frame through a calibration profile: {statistics.median(frames or [float('nan')]):.2f} ms "
+          f"(its {which} frames: the costlier of a placement's two frames, as for the model alone below)")
 
 
 def main() -> int:

@@ -326,7 +326,7 @@ def test_the_tuner_reads_a_one_card_profile_as_the_calibrated_classifier_does():
     from dataclasses import replace
 
     from vision.adapt import describe, params_for
-    from vision.foreign_eval import named_wrongly, one_card_cases, one_card_table
+    from vision.foreign_eval import class_maps_for, named_wrongly, one_card_cases, one_card_table
 
     deck = "flip7-vengeance"
     model = CardClassifier.load(deck)
@@ -338,8 +338,7 @@ def test_the_tuner_reads_a_one_card_profile_as_the_calibrated_classifier_does():
     lucky = [case["label"] for case in cases]
     assert "zero" in lucky
     case = cases[lucky.index("zero")]
-    reader = (np.array([model.spec.classes.index(lab) for lab in labels]), model.spec.none_index,
-              np.array([labels.index(c) if c in labels else -1 for c in model.spec.classes]))
+    reader = class_maps_for(model)
     others = [(c, labels[y]) for c, y in zip(test.crops, test.y) if y >= 0 and labels[y] != "zero"]
     assert len(others) == len(case["y"])
     one = calibrate(model, deck, {"zero": shown["zero"]})

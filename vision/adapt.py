@@ -459,10 +459,7 @@ class CalibratedClassifier:
         sims = self.similarities(embeddings)
         named_alone = leaning_alone = None
         if not self._has_samples.all():
-            alone = self.base.probabilities_from_logits(logits)
-            named_alone = np.array([self.spec.classes.index(p.label) if p.label is not None else -1
-                                    for p in map(self.base.decide, alone)])
-            leaning_alone = alone.argmax(axis=1)
+            named_alone, leaning_alone = model_alone_classes(self.base, logits)
         return reading_probabilities(self._model_weight * logits, sims.nearest, self._has_samples, sims.none,
                                      self._class_of_label, self.spec.none_index, self.params, named_alone,
                                      leaning_alone, colour=sims.colour)
@@ -545,6 +542,15 @@ def reading_probabilities(vote: np.ndarray, sims: np.ndarray, has_samples: np.nd
             probs[unsure] = 0.0
             probs[unsure, leaning_alone[unsure]] = NOT_SURE_SHARE
     return probs.astype(np.float32)
+
+
+def model_alone_classes(classifier: CardClassifier, logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the class the trained model names by its own reject rule, -1 where it names none; the class
+    it leans to) per crop: what a label without samples is read by (reading_probabilities)."""
+    alone = classifier.probabilities_from_logits(logits)
+    named = np.array([classifier.spec.classes.index(p.label) if p.label is not None else -1
+                      for p in map(classifier.decide, alone)])
+    return named, alone.argmax(axis=1)
 
 
 def describe(classifier: CardClassifier, look: LookModel, crops_bgr) -> tuple[np.ndarray, np.ndarray]:

@@ -253,16 +253,17 @@ def one_card_cases(base, look, deck, calibration, test, logits, embeddings, most
     wrongly (the reading must name no more)."""
     import numpy as np
 
-    from vision.adapt import CalibratedClassifier, calibrate
+    from vision.adapt import CalibratedClassifier, calibrate, model_alone_classes
 
-    probs = base.probabilities_from_logits(logits)
-    named_alone = np.array([base.spec.classes.index(p.label) if p.label is not None else -1
-                            for p in map(base.decide, probs)])
-    alone = _predictions(base, probs, {lab: i for i, lab in enumerate(base.labels)})
+    named_alone, leaning_alone = model_alone_classes(base, logits)
+    _, _, label_of_class = class_maps_for(base)
+    alone = np.where(named_alone >= 0, label_of_class[named_alone], -1)
     cases = []
     for label, crops in calibration.items():
+        if len(cases) == most:
+            break
         both_ways = [crops[0], np.ascontiguousarray(crops[0][::-1, ::-1])]
-        if len(cases) == most or not all(p.label == label for p in base.classify_batch(both_ways)):
+        if not all(p.label == label for p in base.classify_batch(both_ways)):
             continue
         profile = calibrate(base, deck, {label: crops[:1]}, look=look)
         calibrated = CalibratedClassifier(base, profile, deck, look=look)
@@ -271,9 +272,20 @@ def one_card_cases(base, look, deck, calibration, test, logits, embeddings, most
         y = test.y[rows]
         cases.append({"label": label, "sims": sims, "vote": logits[rows] * profile.model_agreement,
                       "has_samples": np.isin(np.arange(len(base.labels)), profile.sample_labels),
-                      "named_alone": named_alone[rows], "leaning_alone": probs[rows].argmax(1), "y": y,
+                      "named_alone": named_alone[rows], "leaning_alone": leaning_alone[rows], "y": y,
                       "alone_wrong": int(((alone[rows] >= 0) & (alone[rows] != y)).sum())})
     return cases
+
+
+def class_maps_for(base) -> tuple:
+    """(the class of each label, the none class, the label of each class or -1) of a deck's
+    classifier: how the tuner's tables turn classes into labels."""
+    import numpy as np
+
+    cls_of_label = np.array([base.spec.classes.index(lab) for lab in base.labels])
+    label_of_class = np.full(len(base.spec.classes), -1)
+    label_of_class[cls_of_label] = np.arange(len(cls_of_label))
+    return cls_of_label, base.spec.none_index, label_of_class
 
 
 def one_card_table(case: dict, class_maps: tuple, temperature: float, none_similarity: float, model_weight: float,
@@ -359,10 +371,7 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
     for deck in decks:
         base = CardClassifier.load(deck, models_dir)
         look = load_look(base, look_model)
-        cls_of_label = np.array([base.spec.classes.index(lab) for lab in base.labels])
-        label_of_class = np.full(len(base.spec.classes), -1)
-        label_of_class[cls_of_label] = np.arange(len(cls_of_label))
-        class_maps[deck] = (cls_of_label, base.spec.none_index, label_of_class)
+        class_maps[deck] = class_maps_for(base)
         plan = [("foreign", p) for p in range(printings)] + [("heldout", p) for p in range(control_printings)]
         for n, (kind, p) in enumerate(plan, 1):
             calibration, test = capture_printing(deck, seed + 1000 + p, 3, test_per_label, kind)
