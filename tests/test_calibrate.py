@@ -531,13 +531,37 @@ def test_foreign_eval_reads_with_another_look_model_and_reports_nearest_sample_a
                for k in (1, 3))  # a foreign printing: the model hardly reads it
     assert report["1 sample"]["cards"] == len(LABELS)
     assert all(isinstance(report[name]["confused"], list) for name in ("before", "1 sample", "3 samples"))
-    # also as the device reads a card: both ways up, averaged (the same cards)
-    assert all(report[f"{name}, both ways"]["cards"] == report[name]["cards"] for name in ("before", "1 sample", "3 samples"))
+    # also both ways up, averaged, and as the device reads a card (a second look when not sure): the same cards
+    assert all(report[f"{name}, {way}"]["cards"] == report[name]["cards"]
+               for name in ("before", "1 sample", "3 samples") for way in ("both ways", "second look"))
     shutil.copy("models/card-look.onnx", tmp_path / "other.onnx")
     assert foreign_eval(["--deck", DECK, "--look-model", str(tmp_path / "other.onnx")]) == 2
     assert "card-look.onnx" in capsys.readouterr().err
     assert foreign_eval(["--deck", DECK, "--look-model", str(tmp_path)]) == 2
     assert "look model" in capsys.readouterr().err
+
+
+def test_foreign_eval_reads_each_test_card_as_the_device_reads_it_in_its_frame(base, foreign, profile):
+    """The "second look" rows are vision.reading.read_cards on the crop's frame and quad: both
+    ways up, and a card not sure of read again at nearby outlines."""
+    from vision.foreign_eval import _device_predictions
+    from vision.geometry import warp_card
+    from vision.reading import read_cards
+
+    _, test = foreign
+    assert len(test.where) == len(test.crops) == len(test.y)
+    for crop, (frame_index, quad) in zip(test.crops, test.where):     # each crop is cut where it says
+        assert np.array_equal(crop, warp_card(test.frames[frame_index], quad))
+    calibrated = CalibratedClassifier(base, profile, DECK)
+    label_of_class = {lab: i for i, lab in enumerate(base.labels)}
+    both = (calibrated.probabilities(test.crops)
+            + calibrated.probabilities([np.ascontiguousarray(c[::-1, ::-1]) for c in test.crops])) / 2
+    got = _device_predictions(calibrated, both, test, label_of_class)
+    want = [label_of_class.get(read_cards(calibrated, test.frames[i], [quad])[0].label, -1) for i, quad in test.where]
+    assert got.tolist() == want
+    firsts = [calibrated.decide(p) for p in both]
+    looked_again = [i for i, p in enumerate(firsts) if p.reason == NOT_SURE]
+    assert looked_again, "the printing has no card the calibrated reading is not sure of: pick another"
 
 
 def test_confusions_count_wrong_readings_of_accepted_cards_per_printing():

@@ -19,9 +19,10 @@ For each foreign printing:
   them right, as far as it reads the deck: vision.adapt).
 
 Reported, per condition: accuracy among accepted cards, cards rejected, none crops accepted as a
-card; each for one crop, and for the crop read as the device reads a card (vision.reading: the
-crop and the crop turned half round, their probabilities averaged; the device's second look at a
-card it is not sure of, at nearby outlines of the frame, is not measured here). --tune runs the same capture on other printings of each deck named (seed + 1000 on: foreign
+card; each for one crop, for the crop read both ways up (the crop and the crop turned half round,
+their probabilities averaged), and as the device reads a card (vision.reading.read_cards: both
+ways up, and a card it is not sure of read again at nearby outlines of its frame: "second look").
+--tune runs the same capture on other printings of each deck named (seed + 1000 on: foreign
 ones and two of the training family in held-out fonts) and grid-searches CalibrationParams (the
 colour's weight only for a deck whose colours tell its cards apart: UNO Flip), one set for every
 deck named (with --per-deck, one set for each: vision.adapt.DECK_PARAMS); it prints the best and
@@ -61,6 +62,8 @@ COLOUR_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 class Capture:
     crops: list            # BGR canonical crops
     y: object              # np.ndarray of int: label index, -1 for a "none" crop
+    frames: list           # the scenes the crops were cut from (BGR)
+    where: list            # per crop: (index into frames, the quad it was cut at)
 
 
 def capture_printing(deck: str, printing_seed: int, calib_per_label: int, test_per_label: int,
@@ -95,21 +98,25 @@ def capture_printing(deck: str, printing_seed: int, calib_per_label: int, test_p
     test_rng = np.random.default_rng([printing_seed, 2])
     faces = face_source(deck, test_rng, printing)
     queue = [labels[i] for i in test_rng.permutation(np.repeat(np.arange(len(labels)), test_per_label))]
-    crops, y = [], []
+    crops, y, frames, where = [], [], [], []
     while queue:
         k = min(len(queue), int(test_rng.choice([1, 2, 3])))
         picked, queue = queue[:k], queue[k:]
         small = test_rng.random() < 0.5
         frame, cards = make_scene(test_rng, picked, deck, size=(400, 300) if small else (640, 480),
                                   split="heldout", faces=faces, card_size=(85, 180) if small else (120, 290))
+        frames.append(frame)
         for card in cards:
-            crops.append(warp_card(frame, jitter_quad(test_rng, card.quad)))
+            quad = jitter_quad(test_rng, card.quad)
+            crops.append(warp_card(frame, quad))
             y.append(labels.index(card.label))
+            where.append((len(frames) - 1, quad))
         if test_rng.random() < 0.5:
             for quad in _none_quads(test_rng, frame.shape, cards):
                 crops.append(warp_card(frame, quad))
                 y.append(-1)
-    return calibration, Capture(crops, np.array(y))
+                where.append((len(frames) - 1, quad))
+    return calibration, Capture(crops, np.array(y), frames, where)
 
 
 def reading_stats(pred, y) -> dict:
@@ -141,6 +148,24 @@ def _predictions(classifier, probs, label_of_class):
     import numpy as np
 
     return np.array([label_of_class.get(p.label, -1) for p in map(classifier.decide, probs)])
+
+
+def _device_predictions(classifier, both_ways_probs, test: Capture, label_of_class):
+    """Label index or -1 per crop, as the device reads the card: its probabilities both ways up
+    (`both_ways_probs`), and where they leave the classifier not sure, a second look at nearby
+    outlines of the crop's frame (vision.reading.read_again)."""
+    import numpy as np
+
+    from vision.classifier import NOT_SURE
+    from vision.reading import read_again
+
+    out = []
+    for probs, (frame_index, quad) in zip(both_ways_probs, test.where):
+        prediction = classifier.decide(probs)
+        if prediction.reason == NOT_SURE:
+            prediction = read_again(classifier, test.frames[frame_index], quad, prediction)
+        out.append(label_of_class.get(prediction.label, -1))
+    return np.array(out)
 
 
 def load_look(base, look_model=None):
@@ -181,7 +206,10 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
     conditions = {"before": [], "1 sample": [], "3 samples": [], "unseen label": [],
                   # The same cards as the device reads them (vision.reading.read_probabilities): the
                   # crop and the crop turned half round, their probabilities averaged.
-                  "before, both ways": [], "1 sample, both ways": [], "3 samples, both ways": []}
+                  "before, both ways": [], "1 sample, both ways": [], "3 samples, both ways": [],
+                  # ... and a card it is not sure of read again at nearby outlines of its frame
+                  # (vision.reading.read_again): the whole of the device's reading of one frame.
+                  "before, second look": [], "1 sample, second look": [], "3 samples, second look": []}
     nearest = {1: [], 3: []}
     agreement = {1: [], 3: []}  # the profiles' model agreement (vision.adapt), per printing
     t_calib = []
@@ -195,9 +223,10 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
                                                                  for c in test.crops])
         alone = base.probabilities_from_logits(logits)
         conditions["before"].append((_predictions(base, alone, label_of_class), test.y, seed + p))
-        conditions["before, both ways"].append(
-            (_predictions(base, (alone + base.probabilities_from_logits(turned_logits)) / 2, label_of_class),
-             test.y, seed + p))
+        both = (alone + base.probabilities_from_logits(turned_logits)) / 2
+        conditions["before, both ways"].append((_predictions(base, both, label_of_class), test.y, seed + p))
+        conditions["before, second look"].append((_device_predictions(base, both, test, label_of_class), test.y,
+                                                   seed + p))
         for k, name in ((1, "1 sample"), (3, "3 samples")):
             t = time.perf_counter()
             profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()}, params, look=look)
@@ -208,6 +237,8 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
             conditions[name].append((_predictions(calibrated, probs, label_of_class), test.y, seed + p))
             both = (probs + calibrated.scores_to_probabilities(turned_logits, turned_embeddings)) / 2
             conditions[f"{name}, both ways"].append((_predictions(calibrated, both, label_of_class), test.y, seed + p))
+            conditions[f"{name}, second look"].append(
+                (_device_predictions(calibrated, both, test, label_of_class), test.y, seed + p))
             nearest[k].append(_nearest(calibrated, embeddings, test.y))
         # A label the profile has no sample of: never named as another label (the model alone may name it).
         rng = np.random.default_rng(seed + p)
@@ -493,12 +524,15 @@ def _print_report(r: dict) -> None:
         s = r[name]
         print(f"  {name:<12} {100 * s['accuracy_accepted']:>19.2f}% {100 * s['rejected']:>8.2f}% "
               f"{100 * s['none_accepted']:>13.2f}%")
-    print("  as the device reads a card (the crop and the crop turned half round, averaged):")
-    for name in ("before", "1 sample", "3 samples"):
-        s = r[f"{name}, both ways"]
-        print(f"  {name:<12} {100 * s['accuracy_accepted']:>19.2f}% {100 * s['rejected']:>8.2f}% "
-              f"{100 * s['none_accepted']:>13.2f}%")
-    for name in ("1 sample", "3 samples", "1 sample, both ways", "3 samples, both ways"):
+    for way, title in (("both ways", "both ways up (the crop and the crop turned half round, averaged):"),
+                       ("second look", "as the device reads a card (both ways up; not sure: again at nearby outlines):")):
+        print(f"  {title}")
+        for name in ("before", "1 sample", "3 samples"):
+            s = r[f"{name}, {way}"]
+            print(f"  {name:<12} {100 * s['accuracy_accepted']:>19.2f}% {100 * s['rejected']:>8.2f}% "
+                  f"{100 * s['none_accepted']:>13.2f}%")
+    for name in ("1 sample", "3 samples", "1 sample, both ways", "3 samples, both ways", "1 sample, second look",
+                 "3 samples, second look"):
         if r[name]["confused"]:
             print(f"  read wrongly with {name}: {', '.join(r[name]['confused'])}")
     print(f"  nearest sample, top-1 of card crops (no reject rule, no model vote): 1 sample "
