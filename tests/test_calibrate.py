@@ -545,7 +545,7 @@ def test_foreign_eval_reads_each_test_card_as_the_device_reads_it_in_its_frame(b
     """The "second look" rows are vision.reading.read_cards on the crop's frame and quad: both
     ways up, and a card not sure of read again at nearby outlines."""
     from vision.foreign_eval import _device_predictions
-    from vision.geometry import warp_card
+    from vision.geometry import turned_half_round, warp_card
     from vision.reading import read_cards
 
     _, test = foreign
@@ -555,7 +555,7 @@ def test_foreign_eval_reads_each_test_card_as_the_device_reads_it_in_its_frame(b
     calibrated = CalibratedClassifier(base, profile, DECK)
     label_of_class = {lab: i for i, lab in enumerate(base.labels)}
     both = (calibrated.probabilities(test.crops)
-            + calibrated.probabilities([np.ascontiguousarray(c[::-1, ::-1]) for c in test.crops])) / 2
+            + calibrated.probabilities([turned_half_round(c) for c in test.crops])) / 2
     got = _device_predictions(calibrated, both, test, label_of_class)
     want = [label_of_class.get(read_cards(calibrated, test.frames[i], [quad])[0].label, -1) for i, quad in test.where]
     assert got.tolist() == want

@@ -61,7 +61,8 @@ from typing import NamedTuple
 import numpy as np
 
 from vision.classifier import CardClassifier, ModelError, Prediction, reject_rule
-from vision.look import LookModel, usable_cores
+from vision.geometry import turned_half_round
+from vision.look import LookModel
 
 PROFILE_FORMAT = "tablemate-calibration-profile"
 # 1: the classifier's features alone; 2: look embedding and classifier features, nearest sample
@@ -333,8 +334,7 @@ def sample_views(crops_bgr, size: tuple[int, int], seed: int = 0) -> tuple[list[
     copies = augmentations_per_crop(len(crops_bgr))
     cards, nones = [], []
     for crop in crops_bgr:
-        for way in (crop, crop[::-1, ::-1]):
-            way = np.ascontiguousarray(way)
+        for way in (crop, turned_half_round(crop)):
             cards += augment(way, rng, copies, size)
             nones += not_a_card_views(way, rng, size)
     return cards, nones
@@ -343,6 +343,13 @@ def sample_views(crops_bgr, size: tuple[int, int], seed: int = 0) -> tuple[list[
 def augmentations_per_crop(crops: int) -> int:
     """Altered copies of each of a label's `crops` crops (and way up): AUGMENTED_VIEWS shared."""
     return max(4, -(-AUGMENTED_VIEWS // max(1, crops)))
+
+
+def usable_cores() -> int:
+    """CPUs this process may run on (its affinity, where the system tells it): calibrate's threads."""
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, list[np.ndarray]],
@@ -373,7 +380,7 @@ def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, l
         label, crops = item
         index = labels.index(label)
         cards, nones = sample_views(crops, size, seed=index)
-        both_ways = [np.ascontiguousarray(view) for crop in crops for view in (crop, crop[::-1, ::-1])]
+        both_ways = [view for crop in crops for view in (crop, turned_half_round(crop))]
         named = sum(p.label == label for p in classifier.classify_batch(both_ways))
         return (look.embed(cards + nones), np.array([index] * len(cards) + [-1 - index] * len(nones))), named
 

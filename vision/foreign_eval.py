@@ -199,6 +199,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
 
     from vision.adapt import CalibratedClassifier, calibrate, describe, params_for
     from vision.classifier import CardClassifier
+    from vision.geometry import turned_half_round
 
     base = CardClassifier.load(deck, models_dir)
     look = load_look(base, look_model)
@@ -219,8 +220,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
         log.info("%s printing %d/%d: %d test crops captured in %.0f s", deck, p + 1, printings, len(test.crops),
                  time.perf_counter() - t0)
         logits, embeddings = describe(base, look, test.crops)
-        turned_logits, turned_embeddings = describe(base, look, [np.ascontiguousarray(c[::-1, ::-1])
-                                                                 for c in test.crops])
+        turned_logits, turned_embeddings = describe(base, look, [turned_half_round(c) for c in test.crops])
         alone = base.probabilities_from_logits(logits)
         conditions["before"].append((_predictions(base, alone, label_of_class), test.y, seed + p))
         both = (alone + base.probabilities_from_logits(turned_logits)) / 2
@@ -285,6 +285,7 @@ def one_card_cases(base, look, deck, calibration, test, logits, embeddings, most
     import numpy as np
 
     from vision.adapt import CalibratedClassifier, calibrate, model_alone_classes
+    from vision.geometry import turned_half_round
 
     named_alone, leaning_alone = model_alone_classes(base, logits)
     _, _, label_of_class = class_maps_for(base)
@@ -293,7 +294,7 @@ def one_card_cases(base, look, deck, calibration, test, logits, embeddings, most
     for label, crops in calibration.items():
         if len(cases) == most:
             break
-        both_ways = [crops[0], np.ascontiguousarray(crops[0][::-1, ::-1])]
+        both_ways = [crops[0], turned_half_round(crops[0])]
         if not all(p.label == label for p in base.classify_batch(both_ways)):
             continue
         profile = calibrate(base, deck, {label: crops[:1]}, look=look)
@@ -397,6 +398,7 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
 
     from vision.adapt import CalibratedClassifier, CalibrationParams, calibrate, describe, reading_probabilities
     from vision.classifier import CardClassifier
+    from vision.geometry import turned_half_round
 
     sets, class_maps, model_alone, one_card = {}, {}, {}, {}
     for deck in decks:
@@ -409,8 +411,7 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
             logits, embeddings = describe(base, look, test.crops)
             # Tuned for the reading the device makes: each crop and the crop turned half round,
             # their probabilities averaged (vision.reading; the report's "both ways" rows).
-            turned_logits, turned_embeddings = describe(base, look, [np.ascontiguousarray(c[::-1, ::-1])
-                                                                     for c in test.crops])
+            turned_logits, turned_embeddings = describe(base, look, [turned_half_round(c) for c in test.crops])
             alone = _predictions(base, (base.probabilities_from_logits(logits)
                                         + base.probabilities_from_logits(turned_logits)) / 2,
                                  {lab: i for i, lab in enumerate(base.labels)})

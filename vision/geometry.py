@@ -54,6 +54,11 @@ def warp_card(frame_bgr: np.ndarray, quad, size=(CANON_W, CANON_H)) -> np.ndarra
                                borderMode=cv2.BORDER_REPLICATE)
 
 
+def turned_half_round(crop: np.ndarray) -> np.ndarray:
+    """The crop of a card lying the other way up (a card is read both ways: vision.reading)."""
+    return np.ascontiguousarray(crop[::-1, ::-1])
+
+
 def quad_area(quad) -> float:
     return float(abs(cv2.contourArea(np.asarray(quad, dtype=np.float32))))
 

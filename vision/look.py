@@ -58,10 +58,3 @@ class LookModel:
             x = self.input_format.batch(crops_bgr[i:i + batch])
             out.append(self._session.run(None, {self._input: x})[0])
         return np.concatenate(out).astype(np.float32)
-
-
-def usable_cores() -> int:
-    """CPUs this process may run on (its affinity, where the system tells it)."""
-    import os
-
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

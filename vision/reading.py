@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from vision.classifier import NOT_SURE
-from vision.geometry import warp_card
+from vision.geometry import turned_half_round, warp_card
 
 # (scale, shift along the first side, shift along the second side), in parts of the card's sides.
 NEARBY_OUTLINES = ((1.0, 0.0, 0.0), (1.04, 0.0, 0.0), (0.96, 0.0, 0.0),
@@ -27,7 +27,7 @@ NEARBY_OUTLINES = ((1.0, 0.0, 0.0), (1.04, 0.0, 0.0), (0.96, 0.0, 0.0),
 def read_probabilities(classifier, frame_bgr: np.ndarray, quads) -> np.ndarray:
     """Class probabilities (len(quads), C), each averaged over its crop both ways up."""
     crops = [warp_card(frame_bgr, q) for q in quads]
-    probs = classifier.probabilities(crops + [c[::-1, ::-1] for c in crops])
+    probs = classifier.probabilities(crops + [turned_half_round(c) for c in crops])
     return (probs[:len(crops)] + probs[len(crops):]) / 2.0
 
 
