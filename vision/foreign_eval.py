@@ -205,8 +205,8 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
     look = load_look(base, look_model)
     label_of_class = {lab: i for i, lab in enumerate(base.labels)}
     conditions = {"before": [], "1 sample": [], "3 samples": [], "unseen label": [],
-                  # The same cards as the device reads them (vision.reading.read_probabilities): the
-                  # crop and the crop turned half round, their probabilities averaged.
+                  # The same cards both ways up (vision.reading.read_probabilities): the crop and
+                  # the crop turned half round, their probabilities averaged ...
                   "before, both ways": [], "1 sample, both ways": [], "3 samples, both ways": [],
                   # ... and a card it is not sure of read again at nearby outlines of its frame
                   # (vision.reading.read_again): the whole of the device's reading of one frame.
@@ -378,7 +378,7 @@ def required_accuracy(kind: str, samples: int, accuracy: dict[int, float], famil
 def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label: int, control_printings: int = 2,
          look_model=None, targets=None, per_deck: bool = False) -> dict:
     """Grid search of CalibrationParams (one set for every deck, or with per_deck one for each) for
-    the reading the device makes (each crop and the crop turned half round, averaged) on
+    the device's reading both ways up (each crop and the crop turned half round, averaged) on
     tuning printings of each deck:
     `printings` foreign ones and `control_printings` of the training family in held-out fonts (a
     user's deck may be either). Objective: accuracy among accepted meets TARGETS (99 % with 1
@@ -409,8 +409,9 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
         for n, (kind, p) in enumerate(plan, 1):
             calibration, test = capture_printing(deck, seed + 1000 + p, 3, test_per_label, kind)
             logits, embeddings = describe(base, look, test.crops)
-            # Tuned for the reading the device makes: each crop and the crop turned half round,
-            # their probabilities averaged (vision.reading; the report's "both ways" rows).
+            # Tuned for the device's reading both ways up: each crop and the crop turned half
+            # round, their probabilities averaged (the report's "both ways" rows; its second look
+            # at nearby outlines, the "second look" rows, is left out: it moves a few cards).
             turned_logits, turned_embeddings = describe(base, look, [turned_half_round(c) for c in test.crops])
             alone = _predictions(base, (base.probabilities_from_logits(logits)
                                         + base.probabilities_from_logits(turned_logits)) / 2,
