@@ -303,10 +303,20 @@ def test_colour_cards_of_a_wild_and_of_a_deck_without_colours():
         np.testing.assert_allclose(cards[i], mean / np.linalg.norm(mean), atol=1e-6)
 
 
+def read_both_ways(reader, crops) -> list:
+    """Each crop's reading as the device makes it (vision.reading.read_probabilities): the crop and
+    the crop turned half round, their probabilities averaged."""
+    from vision.geometry import turned_half_round
+
+    probs = reader.probabilities(list(crops) + [turned_half_round(c) for c in crops])
+    return [reader.decide(p) for p in (probs[:len(crops)] + probs[len(crops):]) / 2]
+
+
 def test_agreement_from_a_few_crops_does_not_switch_the_vote_on():
     """One card of a foreign Vengeance printing that the model happens to read both ways up: full
     agreement by count, but one card tells little. The reading through that one-card profile
-    names no more of the deck's other cards wrongly than the model alone."""
+    names no more of the deck's other cards wrongly than the model alone (each read as the device
+    reads a card, both ways up)."""
     deck = "flip7-vengeance"
     labels = DECKS[deck].labels
     model = CardClassifier.load(deck)
@@ -315,25 +325,29 @@ def test_agreement_from_a_few_crops_does_not_switch_the_vote_on():
     assert one.model_named == {"zero": 2} and one.model_agreement < 0.4
     others = [(c, labels[y]) for c, y in zip(test.crops, test.y) if y >= 0 and labels[y] != "zero"]
     wrong = lambda reader: sum(p.label not in (None, t) for p, (_, t) in  # noqa: E731
-                               zip(reader.classify_batch([c for c, _ in others]), others))
+                               zip(read_both_ways(reader, [c for c, _ in others]), others))
     assert wrong(CalibratedClassifier(model, one, deck)) <= wrong(model)
 
 
 def test_the_tuner_reads_a_one_card_profile_as_the_calibrated_classifier_does():
     """The tuner keeps the "one lucky card" case above honest (vision.foreign_eval.one_card_cases):
-    its own reading of such a profile names exactly the cards CalibratedClassifier names wrongly,
-    and a model weight far above the grid's (16 x 4) lets the vote name more than the model alone."""
+    its own reading of such a profile names exactly the cards CalibratedClassifier names wrongly
+    (both ways up, as the device reads a card), and a model weight far above the grid's (16 x 4)
+    lets the vote name more than the model alone."""
     from dataclasses import replace
 
     from vision.adapt import describe, params_for
     from vision.foreign_eval import class_maps_for, named_wrongly, one_card_cases, one_card_table
+    from vision.geometry import turned_half_round
 
     deck = "flip7-vengeance"
     model = CardClassifier.load(deck)
     look = look_model_for(model)
     shown, test = capture_printing(deck, 14, 1, 2)
     logits, embeddings = describe(model, look, test.crops)
-    cases = one_card_cases(model, look, deck, shown, test, logits, embeddings, most=len(shown))
+    turned_logits, turned_embeddings = describe(model, look, [turned_half_round(c) for c in test.crops])
+    cases = one_card_cases(model, look, deck, shown, test, logits, embeddings, turned_logits, turned_embeddings,
+                           most=len(shown))
     labels = DECKS[deck].labels
     lucky = [case["label"] for case in cases]
     assert "zero" in lucky
@@ -344,7 +358,7 @@ def test_the_tuner_reads_a_one_card_profile_as_the_calibrated_classifier_does():
     one = calibrate(model, deck, {"zero": shown["zero"]})
     for params in (params_for(deck), replace(params_for(deck), model_weight=64.0)):
         reading = CalibratedClassifier(model, replace(one, params=params), deck)
-        wrong = sum(p.label not in (None, t) for p, (_, t) in zip(reading.classify_batch([c for c, _ in others]), others))
+        wrong = sum(p.label not in (None, t) for p, (_, t) in zip(read_both_ways(reading, [c for c, _ in others]), others))
         table = one_card_table(case, reader, params.temperature, params.none_similarity, params.model_weight,
                                params.colour_weight)
         assert named_wrongly(table, reader, params.min_confidence, params.min_margin) == wrong

@@ -38,6 +38,7 @@ import logging
 import sys
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 log = logging.getLogger(__name__)
 
@@ -274,22 +275,25 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
     return report
 
 
-def one_card_cases(base, look, deck, calibration, test, logits, embeddings, most: int = ONE_CARD_CASES) -> list:
+def one_card_cases(base, look, deck, calibration, test, logits, embeddings, turned_logits, turned_embeddings,
+                   most: int = ONE_CARD_CASES) -> list:
     """The "one lucky card" cases of a foreign tuning printing: up to `most` labels whose first
     calibration crop the trained model names right both ways up (on a foreign print, luck), each
-    a one-card profile read on the printing's other card crops. The agreement bound of such a
-    profile is low (2 of 2: 0.34), but times a large model weight it can still switch a vote on
-    that names the deck's other cards wrongly (tests/test_calibrate.py). Per case: what the tuner
-    needs to read it under any parameters, and how many of those crops the model alone names
-    wrongly (the reading must name no more)."""
+    a one-card profile read on the printing's other card crops, both ways up as the device reads
+    them (`logits`, `embeddings` of the crops; `turned_...` of the crops turned half round). The
+    agreement bound of such a profile is low (2 of 2: 0.34), but times a large model weight it can
+    still switch a vote on that names the deck's other cards wrongly (tests/test_calibrate.py). Per
+    case: what the tuner needs to read it under any parameters ("ways", one WayReading per way up,
+    for read_table), and how many of those crops the model alone, both ways up, names wrongly (the
+    reading must name no more)."""
     import numpy as np
 
     from vision.adapt import CalibratedClassifier, calibrate, model_alone_classes
     from vision.geometry import turned_half_round
 
-    named_alone, leaning_alone = model_alone_classes(base, logits)
     _, _, label_of_class = class_maps_for(base)
-    alone = np.where(named_alone >= 0, label_of_class[named_alone], -1)
+    both = (base.probabilities_from_logits(logits) + base.probabilities_from_logits(turned_logits)) / 2
+    alone = _predictions(base, both, {lab: i for i, lab in enumerate(base.labels)})
     cases = []
     for label, crops in calibration.items():
         if len(cases) == most:
@@ -300,11 +304,15 @@ def one_card_cases(base, look, deck, calibration, test, logits, embeddings, most
         profile = calibrate(base, deck, {label: crops[:1]}, look=look)
         calibrated = CalibratedClassifier(base, profile, deck, look=look)
         rows = (test.y >= 0) & (test.y != base.labels.index(label))
-        sims = calibrated.similarities(embeddings[rows])
+        has_samples = np.isin(np.arange(len(base.labels)), profile.sample_labels)
+        ways = []
+        for way_logits, way_embeddings in ((logits[rows], embeddings[rows]),
+                                           (turned_logits[rows], turned_embeddings[rows])):
+            sims = calibrated.similarities(way_embeddings)
+            ways.append(WayReading(sims.nearest, sims.colour, sims.none, way_logits * profile.model_agreement,
+                                   has_samples, *model_alone_classes(base, way_logits)))
         y = test.y[rows]
-        cases.append({"label": label, "sims": sims, "vote": logits[rows] * profile.model_agreement,
-                      "has_samples": np.isin(np.arange(len(base.labels)), profile.sample_labels),
-                      "named_alone": named_alone[rows], "leaning_alone": leaning_alone[rows], "y": y,
+        cases.append({"label": label, "ways": ways, "y": y,
                       "alone_wrong": int(((alone[rows] >= 0) & (alone[rows] != y)).sum())})
     return cases
 
@@ -320,23 +328,44 @@ def class_maps_for(base) -> tuple:
     return cls_of_label, base.spec.none_index, label_of_class
 
 
-def one_card_table(case: dict, class_maps: tuple, temperature: float, none_similarity: float, model_weight: float,
-                   colour_weight: float):
-    """(class, confidence, margin, truth) per crop of a one-card case (one_card_cases), read as
-    CalibratedClassifier reads through that profile with these parameters; class_maps: (class of
-    each label, the none class, label of each class)."""
+class WayReading(NamedTuple):
+    """What read_table needs of N crops read one way up through a profile: CalibratedClassifier's
+    Similarities (nearest (N, L), colour (N, L), none (N,)), the model's logits times the profile's
+    agreement (N, C), which labels have samples (L,), and for a profile with labels missing, what
+    the model alone names and leans to per crop (vision.adapt.model_alone_classes; else None)."""
+    nearest: object
+    colour: object
+    none: object
+    vote: object
+    has_samples: object
+    named_alone: object = None
+    leaning_alone: object = None
+
+
+def read_table(ways, y, class_maps: tuple, temperature: float, none_similarity: float, model_weight: float,
+               colour_weight: float):
+    """(class, confidence, margin, truth) per crop, its probabilities averaged over `ways` (a
+    WayReading per way up: the crop and the crop turned half round, as the device reads a card),
+    each read as CalibratedClassifier reads through a profile with these parameters; class_maps:
+    (class of each label, the none class, label of each class)."""
     import numpy as np
 
     from vision.adapt import CalibrationParams, reading_probabilities
 
     cls_of_label, none_index, _ = class_maps
     params = CalibrationParams(temperature=temperature, none_similarity=none_similarity, colour_weight=colour_weight)
-    sims = case["sims"]
-    probs = reading_probabilities(model_weight * case["vote"], sims.nearest, case["has_samples"], sims.none,
-                                  cls_of_label, none_index, params, case["named_alone"], case["leaning_alone"],
-                                  colour=sims.colour)
+    probs = sum(reading_probabilities(model_weight * way.vote, way.nearest, way.has_samples, way.none, cls_of_label,
+                                      none_index, params, way.named_alone, way.leaning_alone, colour=way.colour)
+                for way in ways) / len(ways)
     top2 = np.sort(probs, 1)[:, -2:]
-    return probs.argmax(1), top2[:, 1], top2[:, 1] - top2[:, 0], case["y"]
+    return probs.argmax(1), top2[:, 1], top2[:, 1] - top2[:, 0], y
+
+
+def one_card_table(case: dict, class_maps: tuple, temperature: float, none_similarity: float, model_weight: float,
+                   colour_weight: float):
+    """read_table of a one-card case (one_card_cases): its other cards read both ways up through
+    the one-card profile with these parameters."""
+    return read_table(case["ways"], case["y"], class_maps, temperature, none_similarity, model_weight, colour_weight)
 
 
 def named_labels(table, class_maps: tuple, min_confidence: float, min_margin: float):
@@ -396,7 +425,7 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
 
     accuracy = {k: (targets or {}).get(k, target) for k, (target, _) in TARGETS.items()}
 
-    from vision.adapt import CalibratedClassifier, CalibrationParams, calibrate, describe, reading_probabilities
+    from vision.adapt import CalibratedClassifier, CalibrationParams, calibrate, describe
     from vision.classifier import CardClassifier
     from vision.geometry import turned_half_round
 
@@ -420,7 +449,8 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
                 model_alone.setdefault(deck, []).append((alone, test.y))
             else:
                 one_card.setdefault(deck, []).extend(
-                    one_card_cases(base, look, deck, calibration, test, logits, embeddings))
+                    one_card_cases(base, look, deck, calibration, test, logits, embeddings, turned_logits,
+                                   turned_embeddings))
             for k in (1, 3):
                 profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()}, look=look)
                 calibrated = CalibratedClassifier(base, profile, deck, look=look)
@@ -443,23 +473,18 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
         the model alone names right, read as if their label had no samples (the profile without
         it: its similarity left out, so the model's vote alone carries it; the centring is not
         redone): such a card must still be named right, not as its nearest shown neighbour."""
-        cls_of_label, none_index, _ = class_maps[deck]
-        params = CalibrationParams(temperature=temperature, none_similarity=none_similarity,
-                                   colour_weight=colour_weight)
         rows = np.nonzero((y >= 0) & (alone == y))[0] if unseen else slice(None)
         y = y[rows]
-        probs = 0.0
-        for way_sims, way_colour, way_none, way_logits in ((sims, colour, none, logits),
-                                                           (turned_sims, turned_colour, turned_none, turned_logits)):
+        ways = []
+        for way_sims, way_colour, way_none, way_vote in ((sims, colour, none, logits),
+                                                         (turned_sims, turned_colour, turned_none, turned_logits)):
             way_sims, way_colour = way_sims[rows].copy(), way_colour[rows].copy()
             if unseen:
                 way_sims[np.arange(len(rows)), y] = 0.0
                 way_colour[np.arange(len(rows)), y] = 0.0
-            probs = probs + reading_probabilities(model_weight * way_logits[rows], way_sims, np.ones(way_sims.shape[1], bool),
-                                                  way_none[rows], cls_of_label, none_index, params,
-                                                  colour=way_colour) / 2  # logits already x agreement
-        top2 = np.sort(probs, 1)[:, -2:]
-        return probs.argmax(1), top2[:, 1], top2[:, 1] - top2[:, 0], y
+            ways.append(WayReading(way_sims, way_colour, way_none[rows], way_vote[rows],   # vote: logits x agreement
+                                   np.ones(way_sims.shape[1], bool)))
+        return read_table(ways, y, class_maps[deck], temperature, none_similarity, model_weight, colour_weight)
 
     def search(keys):
         """The best parameter set for the tuning sets `keys` (module docstring's objective)."""
