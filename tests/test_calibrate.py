@@ -304,12 +304,10 @@ def test_colour_cards_of_a_wild_and_of_a_deck_without_colours():
 
 
 def read_both_ways(reader, crops) -> list:
-    """Each crop's reading as the device makes it (vision.reading.read_probabilities): the crop and
-    the crop turned half round, their probabilities averaged."""
-    from vision.geometry import turned_half_round
+    """Each crop's reading as the device makes it: both ways up (vision.reading)."""
+    from vision.reading import both_ways_probabilities
 
-    probs = reader.probabilities(list(crops) + [turned_half_round(c) for c in crops])
-    return [reader.decide(p) for p in (probs[:len(crops)] + probs[len(crops):]) / 2]
+    return [reader.decide(p) for p in both_ways_probabilities(reader, crops)]
 
 
 def test_agreement_from_a_few_crops_does_not_switch_the_vote_on():
@@ -559,8 +557,8 @@ def test_foreign_eval_reads_each_test_card_as_the_device_reads_it_in_its_frame(b
     """The "second look" rows are vision.reading.read_cards on the crop's frame and quad: both
     ways up, and a card not sure of read again at nearby outlines."""
     from vision.foreign_eval import _device_predictions
-    from vision.geometry import turned_half_round, warp_card
-    from vision.reading import read_cards
+    from vision.geometry import warp_card
+    from vision.reading import both_ways_probabilities, read_cards
 
     _, test = foreign
     assert len(test.where) == len(test.crops) == len(test.y)
@@ -568,14 +566,32 @@ def test_foreign_eval_reads_each_test_card_as_the_device_reads_it_in_its_frame(b
         assert np.array_equal(crop, warp_card(test.frames[frame_index], quad))
     calibrated = CalibratedClassifier(base, profile, DECK)
     label_of_class = {lab: i for i, lab in enumerate(base.labels)}
-    both = (calibrated.probabilities(test.crops)
-            + calibrated.probabilities([turned_half_round(c) for c in test.crops])) / 2
+    both = both_ways_probabilities(calibrated, test.crops)
     got = _device_predictions(calibrated, both, test, label_of_class)
     want = [label_of_class.get(read_cards(calibrated, test.frames[i], [quad])[0].label, -1) for i, quad in test.where]
     assert got.tolist() == want
     firsts = [calibrated.decide(p) for p in both]
     looked_again = [i for i, p in enumerate(firsts) if p.reason == NOT_SURE]
     assert looked_again, "the printing has no card the calibrated reading is not sure of: pick another"
+
+
+def test_failures_are_counted_per_label_and_printing_and_the_refusal_floor_is_the_fewest_refused():
+    from vision.foreign_eval import failing_labels, refusal_floor
+
+    labels = ["0", "8", "11"]
+    parts = [(np.array([1, -1, 0, 2, -1]), np.array([0, 0, 0, 2, -1]), 500),    # "0": 2 of 3 not right; none crop: no
+             (np.array([0, 2]), np.array([1, 2]), 501)]
+    assert failing_labels(parts, labels) == ["0 (printing 500): 2 of 3", "8 (printing 501): 1 of 1"]
+    # ten crops by margin: the two least sure are wrong; refusing them leaves 8 of 8 right
+    margin = np.linspace(0.1, 1.0, 10)
+    y = np.zeros(10, int)
+    top1 = np.where(np.arange(10) < 2, 1, 0)
+    assert refusal_floor(margin, top1, y, 0.99) == pytest.approx(0.2)
+    assert refusal_floor(margin, top1, y, 0.85) == pytest.approx(0.1)    # 8 of 9 right: 0.889
+    assert refusal_floor(margin, np.ones(10, int), y, 0.99) == 1.0       # none right: refuse all
+    # a wrong card sure of itself cannot be refused without the right ones below it
+    top1 = np.where(np.arange(10) == 9, 1, 0)
+    assert refusal_floor(margin, top1, y, 0.99) == 1.0
 
 
 def test_confusions_count_wrong_readings_of_accepted_cards_per_printing():

@@ -22,7 +22,9 @@ Reported, per condition: accuracy among accepted cards, cards rejected, none cro
 card; each for one crop, for the crop read both ways up (the crop and the crop turned half round,
 their probabilities averaged), and as the device reads a card (vision.reading.read_cards: both
 ways up, and a card it is not sure of read again at nearby outlines of its frame: "second look").
---tune runs the same capture on other printings of each deck named (seed + 1000 on: foreign
+Read both ways up, also where the failures gather (the labels of a printing most often not read
+right: failing_labels) and the fewest cards any thresholds must refuse for 99 % and 99.5 % among
+the rest (refusal_floor). --tune runs the same capture on other printings of each deck named (seed + 1000 on: foreign
 ones and two of the training family in held-out fonts) and grid-searches CalibrationParams (the
 colour's weight only for a deck whose colours tell its cards apart: UNO Flip), one set for every
 deck named (with --per-deck, one set for each: vision.adapt.DECK_PARAMS); it prints the best and
@@ -145,10 +147,45 @@ def confusions(parts, labels, top: int = 8) -> list[str]:
     return [f"{t} -> {p} (printing {s}): {n}" for (t, p, s), n in counts.most_common(top)]
 
 
+def failing_labels(parts, labels, top: int = 8) -> list[str]:
+    """The cards most often not read right (refused or read wrongly), each label of each printing
+    apart, "LABEL (printing SEED): K of N", from (predictions, truth, printing seed) per printing:
+    failures that gather on one label of one printing point to that label's calibration sample."""
+    from collections import Counter
+
+    failed, shown = Counter(), Counter()
+    for pred, y, printing in parts:
+        for p, t in zip(pred, y):
+            if t >= 0:
+                shown[(labels[t], printing)] += 1
+                failed[(labels[t], printing)] += int(p != t)
+    return [f"{label} (printing {s}): {n} of {shown[(label, s)]}" for (label, s), n in failed.most_common(top) if n]
+
+
+def refusal_floor(margin, top1, y, accuracy: float) -> float:
+    """The fewest card crops (a share) a reading must refuse for `accuracy` among the rest when it
+    refuses in order of `margin` (best minus second probability; `top1` the label it leans to, -1
+    for none; `y` the truth), the threshold chosen on these very crops: a floor no setting of the
+    reject rule's thresholds gets under on them."""
+    import numpy as np
+
+    right = (top1 == y)[np.argsort(margin, kind="stable")]
+    kept_right = np.cumsum(right[::-1])[::-1]                 # right among the crops from i on
+    kept = np.arange(len(right), 0, -1)
+    ok = np.flatnonzero(kept_right >= accuracy * kept)
+    return float(ok[0] / len(right)) if len(ok) else 1.0
+
+
 def _predictions(classifier, probs, label_of_class):
     import numpy as np
 
     return np.array([label_of_class.get(p.label, -1) for p in map(classifier.decide, probs)])
+
+
+def _model_both_ways(base, logits, turned_logits):
+    """The trained model's probabilities of crops read both ways up (vision.reading), from the
+    logits of the crops and of the crops turned half round."""
+    return (base.probabilities_from_logits(logits) + base.probabilities_from_logits(turned_logits)) / 2
 
 
 def _device_predictions(classifier, both_ways_probs, test: Capture, label_of_class):
@@ -205,6 +242,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
     base = CardClassifier.load(deck, models_dir)
     look = load_look(base, look_model)
     label_of_class = {lab: i for i, lab in enumerate(base.labels)}
+    label_of_each_class = class_maps_for(base)[2]
     conditions = {"before": [], "1 sample": [], "3 samples": [], "unseen label": [],
                   # The same cards both ways up (vision.reading.read_probabilities): the crop and
                   # the crop turned half round, their probabilities averaged ...
@@ -213,6 +251,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
                   # (vision.reading.read_again): the whole of the device's reading of one frame.
                   "before, second look": [], "1 sample, second look": [], "3 samples, second look": []}
     nearest = {1: [], 3: []}
+    ranked = {1: [], 3: []}   # (margin, top-1 label or -1, truth) of the card crops read both ways up
     agreement = {1: [], 3: []}  # the profiles' model agreement (vision.adapt), per printing
     t_calib = []
     for p in range(printings):
@@ -224,7 +263,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
         turned_logits, turned_embeddings = describe(base, look, [turned_half_round(c) for c in test.crops])
         alone = base.probabilities_from_logits(logits)
         conditions["before"].append((_predictions(base, alone, label_of_class), test.y, seed + p))
-        both = (alone + base.probabilities_from_logits(turned_logits)) / 2
+        both = _model_both_ways(base, logits, turned_logits)
         conditions["before, both ways"].append((_predictions(base, both, label_of_class), test.y, seed + p))
         conditions["before, second look"].append((_device_predictions(base, both, test, label_of_class), test.y,
                                                    seed + p))
@@ -241,6 +280,9 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
             conditions[f"{name}, second look"].append(
                 (_device_predictions(calibrated, both, test, label_of_class), test.y, seed + p))
             nearest[k].append(_nearest(calibrated, embeddings, test.y))
+            top2 = np.sort(both[test.y >= 0], 1)[:, -2:]
+            ranked[k].append((top2[:, 1] - top2[:, 0], label_of_each_class[both[test.y >= 0].argmax(1)],
+                              test.y[test.y >= 0]))
         # A label the profile has no sample of: never named as another label (the model alone may name it).
         rng = np.random.default_rng(seed + p)
         unseen = base.labels[rng.integers(len(base.labels))]
@@ -264,6 +306,10 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
                      "named_right": float((named & (pred == y)).mean()) if len(y) else 0.0}
         stats["confused"] = confusions(parts, base.labels)
         report[name] = stats
+    for k, name in ((1, "1 sample, both ways"), (3, "3 samples, both ways")):
+        report[name]["failing_labels"] = failing_labels(conditions[name], base.labels)
+        margin, top1, y = (np.concatenate(column) for column in zip(*ranked[k]))
+        report[name]["refusal_floor"] = {str(a): refusal_floor(margin, top1, y, a) for a in (0.99, 0.995)}
     for k, parts in nearest.items():
         pred = np.concatenate([p for p, _ in parts])
         y = np.concatenate([t for _, t in parts])
@@ -292,8 +338,8 @@ def one_card_cases(base, look, deck, calibration, test, logits, embeddings, turn
     from vision.geometry import turned_half_round
 
     _, _, label_of_class = class_maps_for(base)
-    both = (base.probabilities_from_logits(logits) + base.probabilities_from_logits(turned_logits)) / 2
-    alone = _predictions(base, both, {lab: i for i, lab in enumerate(base.labels)})
+    alone = _predictions(base, _model_both_ways(base, logits, turned_logits),
+                         {lab: i for i, lab in enumerate(base.labels)})
     cases = []
     for label, crops in calibration.items():
         if len(cases) == most:
@@ -442,8 +488,7 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
             # round, their probabilities averaged (the report's "both ways" rows; its second look
             # at nearby outlines, the "second look" rows, is left out: it moves a few cards).
             turned_logits, turned_embeddings = describe(base, look, [turned_half_round(c) for c in test.crops])
-            alone = _predictions(base, (base.probabilities_from_logits(logits)
-                                        + base.probabilities_from_logits(turned_logits)) / 2,
+            alone = _predictions(base, _model_both_ways(base, logits, turned_logits),
                                  {lab: i for i, lab in enumerate(base.labels)})
             if kind == "heldout":
                 model_alone.setdefault(deck, []).append((alone, test.y))
@@ -562,6 +607,11 @@ def _print_report(r: dict) -> None:
                  "3 samples, second look"):
         if r[name]["confused"]:
             print(f"  read wrongly with {name}: {', '.join(r[name]['confused'])}")
+    for name in ("1 sample, both ways", "3 samples, both ways"):
+        s = r[name]
+        print(f"  {name}: not read right most often: {', '.join(s['failing_labels']) or 'none'}")
+        print(f"  {name}: refused at least, whatever the thresholds, for 99 % among accepted "
+              f"{100 * s['refusal_floor']['0.99']:.2f}%, for 99.5 % {100 * s['refusal_floor']['0.995']:.2f}%")
     print(f"  nearest sample, top-1 of card crops (no reject rule, no model vote): 1 sample "
           f"{100 * r['nearest_1']:.2f}%, 3 samples {100 * r['nearest_3']:.2f}%")
     print(f"  unseen label: of {r['unseen label']['cards']} crops {100 * r['unseen label']['named_wrongly']:.2f}% named "

@@ -26,7 +26,13 @@ NEARBY_OUTLINES = ((1.0, 0.0, 0.0), (1.04, 0.0, 0.0), (0.96, 0.0, 0.0),
 
 def read_probabilities(classifier, frame_bgr: np.ndarray, quads) -> np.ndarray:
     """Class probabilities (len(quads), C), each averaged over its crop both ways up."""
-    crops = [warp_card(frame_bgr, q) for q in quads]
+    return both_ways_probabilities(classifier, [warp_card(frame_bgr, q) for q in quads])
+
+
+def both_ways_probabilities(classifier, crops) -> np.ndarray:
+    """Class probabilities (len(crops), C) of card crops, each the average of the crop's and the
+    crop turned half round's (one batch for both)."""
+    crops = list(crops)
     probs = classifier.probabilities(crops + [turned_half_round(c) for c in crops])
     return (probs[:len(crops)] + probs[len(crops):]) / 2.0
 
