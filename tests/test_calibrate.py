@@ -592,6 +592,9 @@ def test_failures_are_counted_per_label_and_printing_and_the_refusal_floor_is_th
     # a wrong card sure of itself cannot be refused without the right ones below it
     top1 = np.where(np.arange(10) == 9, 1, 0)
     assert refusal_floor(margin, top1, y, 0.99) == 1.0
+    # a crop leaning to none is refused by any thresholds: counted refused, however sure of none
+    top1 = np.where(np.arange(10) == 9, -1, 0)
+    assert refusal_floor(margin, top1, y, 0.99) == pytest.approx(0.1)
 
 
 def test_confusions_count_wrong_readings_of_accepted_cards_per_printing():

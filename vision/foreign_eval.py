@@ -166,14 +166,17 @@ def refusal_floor(margin, top1, y, accuracy: float) -> float:
     """The fewest card crops (a share) a reading must refuse for `accuracy` among the rest when it
     refuses in order of `margin` (best minus second probability; `top1` the label it leans to, -1
     for none; `y` the truth), the threshold chosen on these very crops: a floor no setting of the
-    reject rule's thresholds gets under on them."""
+    reject rule's thresholds gets under on them. A crop leaning to none is refused whatever the
+    thresholds (the reject rule names no card there), so it is counted refused first, not ranked."""
     import numpy as np
 
-    right = (top1 == y)[np.argsort(margin, kind="stable")]
+    card = top1 >= 0
+    right = (top1 == y)[card][np.argsort(margin[card], kind="stable")]
     kept_right = np.cumsum(right[::-1])[::-1]                 # right among the crops from i on
     kept = np.arange(len(right), 0, -1)
     ok = np.flatnonzero(kept_right >= accuracy * kept)
-    return float(ok[0] / len(right)) if len(ok) else 1.0
+    refused = (~card).sum() + (ok[0] if len(ok) else len(right))
+    return float(refused / len(top1)) if len(top1) else 0.0
 
 
 def _predictions(classifier, probs, label_of_class):
