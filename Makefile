@@ -28,9 +28,13 @@ test: $(STAMP)
 model: $(TRAIN_STAMP)
 	$(PY) -m vision.train --deck flip7
 
-# The look network that calibration to the user's deck compares cards with (one for every deck).
+# The look network that calibration to the user's deck compares cards with (one for every deck):
+# the network of 7e3955e (trained from scratch by that commit's `python -m vision.train_look`),
+# fine-tuned with look-alikes dealt together and poor captures (models/calibration.md).
 look-model: $(TRAIN_STAMP)
-	$(PY) -m vision.train_look
+	mkdir -p data && git show 7e3955e:models/card-look.onnx > data/card-look-7e3955e.onnx
+	$(PY) -m vision.train_look --init data/card-look-7e3955e.onnx --printings 4000 --generic-share 0.625 \
+	  --epochs 3 --lr 5e-4 --poor-share 0.3
 
 # Foreign-deck reading before and after calibration (models/calibration.md), every deck with a model.
 foreign-eval: $(STAMP)

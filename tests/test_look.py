@@ -46,7 +46,8 @@ def test_samples_at_another_input_size_are_the_same_scenes_cut_larger(tmp_path, 
     assert np.abs(shrunk.astype(int) - small.x[0, 0, 0]).mean() < 6  # the same card in the same scene
     monkeypatch.setattr(train_look, "DATA_DIR", tmp_path)
     assert train_look.look_cache_path(3, 5, "generic", (84, 120)) != train_look.look_cache_path(3, 5, "generic", (56, 80))
-    assert train_look.look_cache_path(3, 5, size=(56, 80)).name == "look-p3-s5-v2.npz"  # caches named before sizes
+    # caches named before sizes
+    assert train_look.look_cache_path(3, 5, size=(56, 80)).name == f"look-p3-s5-v{train_look.LOOK_DATA_VERSION}.npz"
 
 
 def test_uno_printings_often_deal_colour_twins():
@@ -60,6 +61,60 @@ def test_uno_printings_often_deal_colour_twins():
         assert len(picked) == LABELS_PER_PRINTING == len(set(picked))
         symbols = [lab.partition("-")[2] for lab in picked]
         assert max(map(symbols.count, symbols)) >= 2
+
+
+@pytest.mark.parametrize("deck", ["flip7", "flip7-vengeance"])
+def test_flip7_printings_often_deal_look_alikes(deck):
+    """Cards told apart by a small mark (13 / lucky-13, -4 / -6, 6 / 9) are dealt together."""
+    from rules.cards import DECKS
+    from vision.look_data import FAMILY_LOOK_ALIKES, look_alikes
+
+    labels, groups = DECKS[deck].labels, FAMILY_LOOK_ALIKES[deck]
+    assert all(lab in labels for group in groups for lab in group)
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        picked = [labels[i] for i in look_alikes(rng, labels, groups, LABELS_PER_PRINTING)]
+        assert len(picked) == LABELS_PER_PRINTING == len(set(picked))
+        assert any(len(set(group) & set(picked)) >= 2 for group in groups)
+
+
+def test_a_poor_capture_is_a_glare_or_a_blur_of_the_same_crop():
+    from vision.train_look import poor_capture
+
+    rng = np.random.default_rng(0)
+    crop = rng.integers(0, 160, (INPUT_H, INPUT_W, 3), dtype=np.uint8)
+    kinds = set()
+    for _ in range(20):
+        poor = poor_capture(crop, rng)
+        assert poor.shape == crop.shape and poor.dtype == np.uint8
+        brighter = (poor.astype(int) - crop).mean()
+        kinds.add("glare" if brighter > 1 else "blur")
+        if brighter > 1:  # a glare only adds light, and only over part of the card
+            assert (poor >= crop).all() and (poor == crop).mean() > 0.2
+        else:             # a blur keeps the light and loses the detail
+            assert abs(brighter) < 1 and np.abs(np.diff(poor.astype(int), axis=1)).mean() < \
+                np.abs(np.diff(crop.astype(int), axis=1)).mean()
+    assert kinds == {"glare", "blur"}
+
+
+def test_a_fine_tune_starts_from_the_exported_network_exactly():
+    """--init: the exported model's weights (batch norms folded) give its very embeddings in torch."""
+    torch = pytest.importorskip("torch")
+    from pathlib import Path
+
+    from vision.classifier import MODELS_DIR
+    from vision.dataset import normalize
+    from vision.train_look import build_look_model, load_exported_weights
+
+    look = LookModel.load()
+    sidecar = json.loads((MODELS_DIR / "card-look.json").read_text())
+    model = build_look_model(width=sidecar["backbone"]["width_multiplier"], input_size=(look.width, look.height),
+                             folded=True)
+    load_exported_weights(model, Path(look.name))
+    crops = np.random.default_rng(1).integers(0, 255, (3, look.height, look.width, 3), dtype=np.uint8)
+    with torch.no_grad():
+        mine = model.eval()(torch.from_numpy(normalize(crops))).numpy()
+    np.testing.assert_allclose(mine, look.embed(list(crops)), atol=1e-5)
 
 
 def test_training_samples_mix_the_kinds_and_reuse_a_larger_cache(tmp_path, monkeypatch):

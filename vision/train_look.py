@@ -1,6 +1,8 @@
 """Train the look network: an embedding in which two captures of the same card face lie close.
 
-    python -m vision.train_look --threads 1        # -> models/card-look.onnx + card-look.json (the committed one)
+    python -m vision.train_look                    # a new network -> models/card-look.onnx + card-look.json
+    python -m vision.train_look --init BASE.onnx --printings 4000 --generic-share 0.625 --epochs 3 \
+        --lr 5e-4 --poor-share 0.3                 # the committed one: `make look-model` (BASE: 7e3955e's)
     python -m vision.train_look --printings 300 --epochs 2 --out /tmp/look   # a quick try
 
 Calibration to the user's own deck (vision.adapt) compares each crop with the crops the user
@@ -14,6 +16,12 @@ scenes. The loss asks each capture to pick its partner out of the batch (a softm
 similarities: NT-Xent), so the hard negatives are the other cards of the same printing: what is
 learnt is how cards of one printing differ, not what the training print looks like. A card's two captures are turned half
 round together or not at all, so "6" and a turned "9" stay different cards.
+
+`--init ONNX` fine-tunes an exported network instead of training a new one: the export folds
+each batch norm into its convolution, and the network is fine-tuned so (load_exported_weights
+gives it the exported weights exactly). `--poor-share` makes one of the two captures of that
+share of the cards a poor one (poor_capture: a glare washing out part of the card, or a blur),
+as one calibration sample may be.
 
 The network is the plain backbone (vision.train.build_plain_model) without its pooling and
 classification layer: the last feature map (192 x 8 x 6 at width 1.5 and 84 x 120), flattened, projected to 128 values
@@ -48,22 +56,33 @@ from vision.train import DATA_DIR, MODELS_DIR, cached
 log = logging.getLogger(__name__)
 
 LOOK_NAME = "card-look"
-LOOK_DATA_VERSION = 2      # bump when vision.look_data's family printings change, so stale caches are not reused
+LOOK_DATA_VERSION = 3      # bump when vision.look_data's family printings change, so stale caches are not reused
 GENERIC_DATA_VERSION = 4   # the same for its generic printings (vision.render_generic), cached apart
 EMBEDDING_DIM = 128
 TEMPERATURE = 0.1
 
 
-def build_look_model(dim: int = EMBEDDING_DIM, width: float = 1.0, input_size: tuple[int, int] = LOOK_INPUT_SIZE):
+def build_look_model(dim: int = EMBEDDING_DIM, width: float = 1.0, input_size: tuple[int, int] = LOOK_INPUT_SIZE,
+                     folded: bool = False):
     """The backbone of vision.train.build_plain_model (`width` times its channels) and a projection of
     its last feature map (channels x 5 x 4 for a 56 x 80 input, x 8 x 6 for 84 x 120) to `dim`
-    values of unit length. input_size is (W, H)."""
+    values of unit length. input_size is (W, H). `folded`: each batch norm folded into its
+    convolution (a bias), as the ONNX export stores it: the network an exported model is
+    fine-tuned as (load_exported_weights)."""
     import torch
     import torch.nn as nn
 
     from vision.train import build_plain_model
 
     backbone = build_plain_model(1, width)[:-4]  # drop pooling, flatten, dropout, linear
+    if folded:
+        layers = []
+        for layer in backbone:
+            if isinstance(layer, nn.Conv2d):
+                layers.append(nn.Conv2d(layer.in_channels, layer.out_channels, 3, layer.stride, 1, bias=True))
+            elif not isinstance(layer, nn.BatchNorm2d):
+                layers.append(layer)
+        backbone = nn.Sequential(*layers)
     with torch.no_grad():
         features = backbone.eval()(torch.zeros(1, 3, input_size[1], input_size[0])).numel()
 
@@ -78,6 +97,30 @@ def build_look_model(dim: int = EMBEDDING_DIM, width: float = 1.0, input_size: t
 
     torch.manual_seed(0)  # the projection's initial weights (as the committed model was trained)
     return LookNet()
+
+
+def load_exported_weights(model, path: Path) -> None:
+    """Set a folded look network's weights (build_look_model(folded=True)) from an exported ONNX
+    look model: its convolutions in graph order, then the projection."""
+    import onnx
+    import torch
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(path)).graph
+    arrays = {t.name: numpy_helper.to_array(t).astype(np.float32) for t in graph.initializer}
+    arrays.update({node.output[0]: arrays[node.input[0]] for node in graph.node   # store_weights_half's casts
+                   if node.op_type == "Cast" and node.input[0] in arrays})
+    convs = [m for m in model.backbone if isinstance(m, torch.nn.Conv2d)]
+    found = [node.input[1:] for node in graph.node if node.op_type == "Conv"]
+    if len(found) != len(convs):
+        raise ValueError(f"{path}: {len(found)} convolutions, the network has {len(convs)}")
+    with torch.no_grad():
+        for conv, (weight, bias) in zip(convs, found):
+            conv.weight.copy_(torch.from_numpy(arrays[weight]))
+            conv.bias.copy_(torch.from_numpy(arrays[bias]))
+        linear = model.project[2]
+        linear.weight.copy_(torch.from_numpy(arrays["project.2.weight"]))
+        linear.bias.copy_(torch.from_numpy(arrays["project.2.bias"]))
 
 
 def look_cache_path(printings: int, seed: int, kind: str = "family", size: tuple[int, int] = LOOK_INPUT_SIZE) -> Path:
@@ -140,9 +183,10 @@ def training_samples(printings: int, generic_share: float, seed: int, workers: i
                          for name in ("x", "labels", "decks")))
 
 
-def _batch(x, printings_idx, rng):
+def _batch(x, printings_idx, rng, poor_share: float = 0.0):
     """(inputs (P*L*V, 3, H, W), partner index of each row). A card's views are turned half round
-    together; each view gets its own light jitter."""
+    together; each view gets its own light jitter; a `poor_share` of the cards have one view made
+    a poor capture (poor_capture)."""
     import torch
 
     from vision.dataset import normalize
@@ -152,6 +196,9 @@ def _batch(x, printings_idx, rng):
     turn = rng.random((p, l)) < 0.5
     sub = sub.copy()
     sub[turn] = sub[turn][:, :, ::-1, ::-1]
+    for i, j in zip(*np.nonzero(rng.random((p, l)) < poor_share)):
+        k = int(rng.integers(v))
+        sub[i, j, k] = poor_capture(sub[i, j, k], rng)
     flat = sub.reshape(p * l * v, *sub.shape[3:])
     xb = torch.from_numpy(normalize(flat))
     n = len(xb)
@@ -163,6 +210,24 @@ def _batch(x, printings_idx, rng):
     partner[rows[:, 0]] = rows[:, 1]
     partner[rows[:, 1]] = rows[:, 0]
     return xb * gain + bias + chan, torch.from_numpy(partner)
+
+
+def poor_capture(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The crop as a poor calibration capture shows it: a glare washing out part of the card (an
+    ellipse of light up to half its width, added) or a defocus blur. One view of a pair, not both:
+    calibration's one sample of a card may be such a capture and every later one of it compared with it
+    (models/calibration.md, "Where the one-sample failures come from")."""
+    import cv2
+
+    h, w = crop.shape[:2]
+    if rng.random() < 0.5:
+        return cv2.GaussianBlur(crop, (0, 0), rng.uniform(1.0, 2.5))
+    mask = np.zeros((h, w), np.float32)
+    centre = (int(rng.uniform(0.15, 0.85) * w), int(rng.uniform(0.15, 0.85) * h))
+    axes = (int(rng.uniform(0.1, 0.5) * w), int(rng.uniform(0.05, 0.3) * w))
+    cv2.ellipse(mask, centre, axes, float(rng.uniform(0, 180)), 0, 360, 1.0, -1)
+    mask = cv2.GaussianBlur(mask, (0, 0), rng.uniform(2, 6))
+    return np.clip(crop + mask[..., None] * rng.uniform(80, 220), 0, 255).astype(np.uint8)
 
 
 def one_shot_accuracy(model, x) -> float:
@@ -200,7 +265,10 @@ def train(args) -> int:
     if args.data_only:
         return 0
     x = train_set.x
-    model = build_look_model(width=args.width, input_size=size)
+    model = build_look_model(width=args.width, input_size=size, folded=args.init is not None)
+    if args.init:
+        load_exported_weights(model, Path(args.init))
+        log.info("fine-tuning %s (batch norms folded into the convolutions)", args.init)
     log.info("look network: width %g (channels %s), input %d x %d, %d parameters", args.width,
              "-".join(map(str, backbone_channels(args.width))), *size, sum(p.numel() for p in model.parameters()))
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=5e-4)
@@ -211,7 +279,8 @@ def train(args) -> int:
         order = rng.permutation(len(x))
         t0, loss_sum = time.perf_counter(), 0.0
         for i in range(steps):
-            xb, partner = _batch(x, order[i * args.batch_printings:(i + 1) * args.batch_printings], rng)
+            xb, partner = _batch(x, order[i * args.batch_printings:(i + 1) * args.batch_printings], rng,
+                                 args.poor_share)
             z = model(xb)
             sims = z @ z.T / TEMPERATURE
             sims.fill_diagonal_(float("-inf"))
@@ -240,7 +309,8 @@ def train(args) -> int:
         "backbone": {"width_multiplier": args.width, "channels": backbone_channels(args.width)},
         "training": {"seed": args.seed, "printings": args.printings, "epochs": args.epochs,
                      "batch_printings": args.batch_printings, "lr": args.lr, "temperature": TEMPERATURE,
-                     "generic_share": args.generic_share,
+                     "generic_share": args.generic_share, "poor_share": args.poor_share,
+                     "init": args.init_sha256,
                      **{f"{kind}_printings": n for kind, n in
                         printings_of_each_kind(args.printings, args.generic_share).items()},
                      "data_version": LOOK_DATA_VERSION,
@@ -334,9 +404,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--input-size", type=int, nargs=2, metavar=("W", "H"), default=list(LOOK_INPUT_SIZE),
                         help="the crop the network reads (default %(default)s: the committed network's; "
                              "the sidecar tells the run time)")
+    parser.add_argument("--poor-share", type=float, default=0.0,
+                        help="share of the cards in a batch with one capture made poor (a glare or a blur: "
+                             "poor_capture); 0 for the network before 2026-11-27's fine-tune")
+    parser.add_argument("--init", metavar="ONNX", default=None,
+                        help="fine-tune this exported look model (its batch norms stay folded) instead of "
+                             "training a new network; --width and --input-size must match it")
     parser.add_argument("--out", default=str(MODELS_DIR), help="output folder (default: models/)")
     args = parser.parse_args(argv)
     args.command = "python -m vision.train_look " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    args.init_sha256 = None
+    if args.init:
+        import hashlib
+
+        if not Path(args.init).is_file():
+            parser.error(f"--init {args.init}: no such file")
+        args.init_sha256 = hashlib.sha256(Path(args.init).read_bytes()).hexdigest()
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     return train(args)
 
