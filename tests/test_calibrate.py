@@ -582,19 +582,37 @@ def test_failures_are_counted_per_label_and_printing_and_the_refusal_floor_is_th
     parts = [(np.array([1, -1, 0, 2, -1]), np.array([0, 0, 0, 2, -1]), 500),    # "0": 2 of 3 not right; none crop: no
              (np.array([0, 2]), np.array([1, 2]), 501)]
     assert failing_labels(parts, labels) == ["0 (printing 500): 2 of 3", "8 (printing 501): 1 of 1"]
-    # ten crops by margin: the two least sure are wrong; refusing them leaves 8 of 8 right
+    # ten crops by margin (all equally confident): the two least sure are wrong; refusing them
+    # leaves 8 of 8 right
     margin = np.linspace(0.1, 1.0, 10)
+    sure = np.full(10, 0.9)
     y = np.zeros(10, int)
     top1 = np.where(np.arange(10) < 2, 1, 0)
-    assert refusal_floor(margin, top1, y, 0.99) == pytest.approx(0.2)
-    assert refusal_floor(margin, top1, y, 0.85) == pytest.approx(0.1)    # 8 of 9 right: 0.889
-    assert refusal_floor(margin, np.ones(10, int), y, 0.99) == 1.0       # none right: refuse all
+    assert refusal_floor(sure, margin, top1, y, 0.99) == pytest.approx(0.2)
+    assert refusal_floor(sure, margin, top1, y, 0.85) == pytest.approx(0.1)    # 8 of 9 right: 0.889
+    assert refusal_floor(sure, margin, np.ones(10, int), y, 0.99) == 1.0       # none right: refuse all
     # a wrong card sure of itself cannot be refused without the right ones below it
     top1 = np.where(np.arange(10) == 9, 1, 0)
-    assert refusal_floor(margin, top1, y, 0.99) == 1.0
+    assert refusal_floor(sure, margin, top1, y, 0.99) == 1.0
+    # ... unless it is less confident than they are: min confidence refuses it alone
+    confidence = np.where(np.arange(10) == 9, 0.5, 0.6)
+    assert refusal_floor(confidence, margin, top1, y, 0.99) == pytest.approx(0.1)
     # a crop leaning to none is refused by any thresholds: counted refused, however sure of none
     top1 = np.where(np.arange(10) == 9, -1, 0)
-    assert refusal_floor(margin, top1, y, 0.99) == pytest.approx(0.1)
+    assert refusal_floor(sure, margin, top1, y, 0.99) == pytest.approx(0.1)
+    # the floor is never above what a pair of thresholds of the reject rule refuses on the same crops
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        probs = rng.dirichlet(np.full(4, 0.5), 60)          # class 3 is "none"
+        y = rng.integers(0, 3, 60)
+        top2 = np.sort(probs, 1)[:, -2:]
+        top1 = np.where(probs.argmax(1) == 3, -1, probs.argmax(1))
+        floor = refusal_floor(top2[:, 1], top2[:, 1] - top2[:, 0], top1, y, 0.9)
+        for c in np.linspace(0, 1, 21):
+            for m in np.linspace(0, 1, 21):
+                named = (top1 >= 0) & (top2[:, 1] >= c) & (top2[:, 1] - top2[:, 0] >= m)
+                if named.any() and (top1[named] == y[named]).mean() >= 0.9:
+                    assert floor <= 1 - named.mean() + 1e-9
 
 
 def test_confusions_count_wrong_readings_of_accepted_cards_per_printing():

@@ -162,21 +162,27 @@ def failing_labels(parts, labels, top: int = 8) -> list[str]:
     return [f"{label} (printing {s}): {n} of {shown[(label, s)]}" for (label, s), n in failed.most_common(top) if n]
 
 
-def refusal_floor(margin, top1, y, accuracy: float) -> float:
-    """The fewest card crops (a share) a reading must refuse for `accuracy` among the rest when it
-    refuses in order of `margin` (best minus second probability; `top1` the label it leans to, -1
-    for none; `y` the truth), the threshold chosen on these very crops: a floor no setting of the
-    reject rule's thresholds gets under on them. A crop leaning to none is refused whatever the
-    thresholds (the reject rule names no card there), so it is counted refused first, not ranked."""
+def refusal_floor(confidence, margin, top1, y, accuracy: float) -> float:
+    """The fewest card crops (a share) the reject rule must refuse for `accuracy` among the rest,
+    whatever its two thresholds, chosen on these very crops: a floor no setting gets under on them.
+    Per crop: `confidence` (the best probability), `margin` (best minus second), `top1` (the label
+    it leans to, -1 for none) and `y` (the truth). A crop leaning to none is refused whatever the
+    thresholds (the rule names no card there). The rule keeps a crop when its confidence and its
+    margin both reach their thresholds; a confidence threshold worth trying lies just above a
+    wrong crop's confidence (0 or any other only refuses more right ones), and for each the
+    margin threshold is swept."""
     import numpy as np
 
     card = top1 >= 0
-    right = (top1 == y)[card][np.argsort(margin[card], kind="stable")]
-    kept_right = np.cumsum(right[::-1])[::-1]                 # right among the crops from i on
-    kept = np.arange(len(right), 0, -1)
-    ok = np.flatnonzero(kept_right >= accuracy * kept)
-    refused = (~card).sum() + (ok[0] if len(ok) else len(right))
-    return float(refused / len(top1)) if len(top1) else 0.0
+    confidence, margin, right = confidence[card], margin[card], (top1 == y)[card]
+    best = len(right)
+    for least in np.concatenate([[-np.inf], np.unique(confidence[~right])]):
+        kept = confidence > least if np.isfinite(least) else np.ones(len(right), bool)
+        ranked = right[kept][np.argsort(margin[kept], kind="stable")]
+        kept_right = np.cumsum(ranked[::-1])[::-1]            # right among the crops from i on
+        ok = np.flatnonzero(kept_right >= accuracy * np.arange(len(ranked), 0, -1))
+        best = min(best, (~kept).sum() + (ok[0] if len(ok) else len(ranked)))
+    return float(((~card).sum() + best) / len(top1)) if len(top1) else 0.0
 
 
 def _predictions(classifier, probs, label_of_class):
@@ -254,7 +260,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
                   # (vision.reading.read_again): the whole of the device's reading of one frame.
                   "before, second look": [], "1 sample, second look": [], "3 samples, second look": []}
     nearest = {1: [], 3: []}
-    ranked = {1: [], 3: []}   # (margin, top-1 label or -1, truth) of the card crops read both ways up
+    ranked = {1: [], 3: []}   # (confidence, margin, top-1 label or -1, truth) of the card crops read both ways up
     agreement = {1: [], 3: []}  # the profiles' model agreement (vision.adapt), per printing
     t_calib = []
     for p in range(printings):
@@ -284,7 +290,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
                 (_device_predictions(calibrated, both, test, label_of_class), test.y, seed + p))
             nearest[k].append(_nearest(calibrated, embeddings, test.y))
             top2 = np.sort(both[test.y >= 0], 1)[:, -2:]
-            ranked[k].append((top2[:, 1] - top2[:, 0], label_of_each_class[both[test.y >= 0].argmax(1)],
+            ranked[k].append((top2[:, 1], top2[:, 1] - top2[:, 0], label_of_each_class[both[test.y >= 0].argmax(1)],
                               test.y[test.y >= 0]))
         # A label the profile has no sample of: never named as another label (the model alone may name it).
         rng = np.random.default_rng(seed + p)
@@ -311,8 +317,8 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
         report[name] = stats
     for k, name in ((1, "1 sample, both ways"), (3, "3 samples, both ways")):
         report[name]["failing_labels"] = failing_labels(conditions[name], base.labels)
-        margin, top1, y = (np.concatenate(column) for column in zip(*ranked[k]))
-        report[name]["refusal_floor"] = {str(a): refusal_floor(margin, top1, y, a) for a in (0.99, 0.995)}
+        confidence, margin, top1, y = (np.concatenate(column) for column in zip(*ranked[k]))
+        report[name]["refusal_floor"] = {str(a): refusal_floor(confidence, margin, top1, y, a) for a in (0.99, 0.995)}
     for k, parts in nearest.items():
         pred = np.concatenate([p for p, _ in parts])
         y = np.concatenate([t for _, t in parts])
