@@ -79,7 +79,7 @@ def make_printing(rng: np.random.Generator, deck: str, labels_per_printing: int 
     picked = rng.choice(len(all_labels), size=labels_per_printing, replace=False)
     if rng.random() < 0.5:
         picked = colour_twins(rng, all_labels, labels_per_printing) if deck == "uno-flip" else \
-            look_alikes(rng, all_labels, FAMILY_LOOK_ALIKES[deck], labels_per_printing)
+            look_alikes(rng, all_labels, FAMILY_LOOK_ALIKES.get(deck, ()), labels_per_printing)
     style = CardStyle.sample(rng, "train")
     faces = recolour({all_labels[i]: render_card(deck, all_labels[i], rng, style) for i in picked}, rng)
     return _capture(rng, faces, [all_labels[i] for i in picked], deck, size), picked
@@ -98,8 +98,8 @@ FAMILY_LOOK_ALIKES = {
 
 
 def look_alikes(rng: np.random.Generator, labels, groups, n: int) -> np.ndarray:
-    """n distinct indices of `labels`: members of one or two of the look-alike `groups` (two or
-    more of each), the rest drawn at random."""
+    """n distinct indices of `labels`: two or more members of one or two of the look-alike
+    `groups` (a second group may share members with the first), the rest drawn at random."""
     picked: list[int] = []
     for k in rng.permutation(len(groups))[:int(rng.integers(1, 3))]:
         members = [labels.index(lab) for lab in groups[k]]

@@ -79,7 +79,8 @@ def build_look_model(dim: int = EMBEDDING_DIM, width: float = 1.0, input_size: t
         layers = []
         for layer in backbone:
             if isinstance(layer, nn.Conv2d):
-                layers.append(nn.Conv2d(layer.in_channels, layer.out_channels, 3, layer.stride, 1, bias=True))
+                layers.append(nn.Conv2d(layer.in_channels, layer.out_channels, layer.kernel_size, layer.stride,
+                                        layer.padding, bias=True))
             elif not isinstance(layer, nn.BatchNorm2d):
                 layers.append(layer)
         backbone = nn.Sequential(*layers)
@@ -196,9 +197,10 @@ def _batch(x, printings_idx, rng, poor_share: float = 0.0):
     turn = rng.random((p, l)) < 0.5
     sub = sub.copy()
     sub[turn] = sub[turn][:, :, ::-1, ::-1]
-    for i, j in zip(*np.nonzero(rng.random((p, l)) < poor_share)):
-        k = int(rng.integers(v))
-        sub[i, j, k] = poor_capture(sub[i, j, k], rng)
+    if poor_share > 0:  # (drawn only then: without it the random stream is the one before --poor-share)
+        for i, j in zip(*np.nonzero(rng.random((p, l)) < poor_share)):
+            k = int(rng.integers(v))
+            sub[i, j, k] = poor_capture(sub[i, j, k], rng)
     flat = sub.reshape(p * l * v, *sub.shape[3:])
     xb = torch.from_numpy(normalize(flat))
     n = len(xb)
@@ -266,7 +268,7 @@ def train(args) -> int:
         return 0
     x = train_set.x
     model = build_look_model(width=args.width, input_size=size, folded=args.init is not None)
-    if args.init:
+    if args.init is not None:
         load_exported_weights(model, Path(args.init))
         log.info("fine-tuning %s (batch norms folded into the convolutions)", args.init)
     log.info("look network: width %g (channels %s), input %d x %d, %d parameters", args.width,
@@ -406,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
                              "the sidecar tells the run time)")
     parser.add_argument("--poor-share", type=float, default=0.0,
                         help="share of the cards in a batch with one capture made poor (a glare or a blur: "
-                             "poor_capture); 0 for the network before 2026-11-27's fine-tune")
+                             "poor_capture); 0: none, as the network the committed one was fine-tuned from was trained")
     parser.add_argument("--init", metavar="ONNX", default=None,
                         help="fine-tune this exported look model (its batch norms stay folded) instead of "
                              "training a new network; --width and --input-size must match it")
@@ -414,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.command = "python -m vision.train_look " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     args.init_sha256 = None
-    if args.init:
+    if args.init is not None:
         import hashlib
 
         if not Path(args.init).is_file():
