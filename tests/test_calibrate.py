@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -564,12 +565,14 @@ def test_foreign_eval_reads_each_test_card_as_the_device_reads_it_in_its_frame(b
     assert len(test.where) == len(test.crops) == len(test.y)
     for crop, (frame_index, quad) in zip(test.crops, test.where):     # each crop is cut where it says
         assert np.array_equal(crop, warp_card(test.frames[frame_index], quad))
-    calibrated = CalibratedClassifier(base, profile, DECK)
+    # A strict margin, so that some cards of this one printing are not sure and read again.
+    strict = dataclasses.replace(profile, params=dataclasses.replace(profile.params, min_margin=0.9))
+    calibrated = CalibratedClassifier(base, strict, DECK)
     label_of_class = {lab: i for i, lab in enumerate(base.labels)}
     both = both_ways_probabilities(calibrated, test.crops)
     got = _device_predictions(calibrated, both, test, label_of_class)
     want = [label_of_class.get(read_cards(calibrated, test.frames[i], [quad])[0].label, -1) for i, quad in test.where]
-    assert got.tolist() == want
+    assert got.tolist() == want and (got >= 0).any()
     firsts = [calibrated.decide(p) for p in both]
     looked_again = [i for i, p in enumerate(firsts) if p.reason == NOT_SURE]
     assert looked_again, "the printing has no card the calibrated reading is not sure of: pick another"

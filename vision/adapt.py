@@ -105,12 +105,12 @@ class CalibrationParams:
 # only to about a point; the family's printings at the targets; models/calibration.md). A deck not
 # listed reads with the defaults above.
 DECK_PARAMS: dict[str, CalibrationParams] = {
-    "flip7": CalibrationParams(temperature=0.12, none_similarity=0.3, model_weight=4.0, min_confidence=0.4,
-                               min_margin=0.05),
-    "flip7-vengeance": CalibrationParams(temperature=0.03, none_similarity=0.6, model_weight=8.0,
-                                         min_confidence=0.2, min_margin=0.7),
-    "uno-flip": CalibrationParams(temperature=0.05, none_similarity=0.8, model_weight=8.0, min_confidence=0.6,
-                                  min_margin=0.0, colour_weight=0.5),
+    "flip7": CalibrationParams(temperature=0.12, none_similarity=0.5, model_weight=4.0, min_confidence=0.4,
+                               min_margin=0.1),
+    "flip7-vengeance": CalibrationParams(temperature=0.15, none_similarity=0.7, model_weight=2.0,
+                                         min_confidence=0.2, min_margin=0.05),
+    "uno-flip": CalibrationParams(temperature=0.05, none_similarity=0.8, model_weight=8.0, min_confidence=0.2,
+                                  min_margin=0.3, colour_weight=0.5),
 }
 
 
