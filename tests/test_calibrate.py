@@ -336,7 +336,7 @@ def test_the_tuner_reads_a_one_card_profile_as_the_calibrated_classifier_does():
     from dataclasses import replace
 
     from vision.adapt import describe, params_for
-    from vision.foreign_eval import class_maps_for, named_wrongly, one_card_cases, one_card_table
+    from vision.foreign_eval import class_maps_for, named_wrongly, one_card_cases, read_table
     from vision.geometry import turned_half_round
 
     deck = "flip7-vengeance"
@@ -358,8 +358,8 @@ def test_the_tuner_reads_a_one_card_profile_as_the_calibrated_classifier_does():
     for params in (params_for(deck), replace(params_for(deck), model_weight=64.0)):
         reading = CalibratedClassifier(model, replace(one, params=params), deck)
         wrong = sum(p.label not in (None, t) for p, (_, t) in zip(read_both_ways(reading, [c for c, _ in others]), others))
-        table = one_card_table(case, reader, params.temperature, params.none_similarity, params.model_weight,
-                               params.colour_weight)
+        table = read_table(case["ways"], case["y"], reader, params.temperature, params.none_similarity,
+                           params.model_weight, params.colour_weight)
         assert named_wrongly(table, reader, params.min_confidence, params.min_margin) == wrong
     assert wrong > case["alone_wrong"]
 

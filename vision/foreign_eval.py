@@ -416,12 +416,6 @@ def read_table(ways, y, class_maps: tuple, temperature: float, none_similarity: 
     return probs.argmax(1), top2[:, 1], top2[:, 1] - top2[:, 0], y
 
 
-def one_card_table(case: dict, class_maps: tuple, temperature: float, none_similarity: float, model_weight: float,
-                   colour_weight: float):
-    """read_table of a one-card case (one_card_cases): its other cards read both ways up through
-    the one-card profile with these parameters."""
-    return read_table(case["ways"], case["y"], class_maps, temperature, none_similarity, model_weight, colour_weight)
-
 
 def named_labels(table, class_maps: tuple, min_confidence: float, min_margin: float):
     """The label index the reject rule names for each crop of a (class, confidence, margin, truth)
@@ -554,8 +548,8 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
                                       unseen=True)
                            for key in keys if key[1] == "heldout"}
             one_card_tabs = [(class_maps[deck], case["alone_wrong"],
-                              one_card_table(case, class_maps[deck], temperature, none_similarity, model_weight,
-                                             colour_weight))
+                              read_table(case["ways"], case["y"], class_maps[deck], temperature, none_similarity,
+                                         model_weight, colour_weight))
                              for deck in sorted({deck for deck, _, _ in keys}) for case in one_card.get(deck, [])]
             for mc in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
                 for mm in (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
