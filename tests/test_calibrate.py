@@ -618,6 +618,31 @@ def test_failures_are_counted_per_label_and_printing_and_the_refusal_floor_is_th
                     assert floor <= 1 - named.mean() + 1e-9
 
 
+def test_the_accuracy_bound_resamples_whole_printings_so_clustered_failures_weigh_more():
+    from vision.foreign_eval import accuracy_bound, printing_resamples
+
+    resamples = printing_resamples(10)
+    assert resamples.shape == (1000, 10) and (resamples.sum(1) == 10).all()
+    assert (printing_resamples(10) == resamples).all()           # a fixed seed: the tuner is repeatable
+    printing = np.repeat(np.arange(10), 100)
+    y = np.zeros(1000, int)
+    assert accuracy_bound(y.copy(), y, printing, resamples, 0.05) == 1.0
+    # ten wrong cards (99 % on the whole): spread one per printing, or all in one printing
+    spread, clustered = y.copy(), y.copy()
+    spread[::100] = 1
+    clustered[:10] = 1
+    low_spread = accuracy_bound(spread, y, printing, resamples, 0.05)
+    low_clustered = accuracy_bound(clustered, y, printing, resamples, 0.05)
+    assert low_spread == pytest.approx(0.99)                      # every resample reads 99 %
+    assert low_clustered < 0.985                                  # resamples drawing that printing twice or more
+    assert accuracy_bound(clustered, y, printing, resamples, 0.5) >= 0.99   # the median is no worse
+    # refused cards and none crops do not count; a printing with nothing accepted reads nothing
+    named = clustered.copy()
+    named[:100] = -1                                              # the bad printing refused whole
+    assert accuracy_bound(named, y, printing, resamples, 0.05) == 1.0
+    assert accuracy_bound(np.array([-1, 0]), np.array([0, -1]), np.array([0, 1]), printing_resamples(2), 0.05) == 1.0
+
+
 def test_confusions_count_wrong_readings_of_accepted_cards_per_printing():
     import numpy as np
 
@@ -660,13 +685,15 @@ def test_tuning_per_deck_searches_a_set_for_each_deck_and_new_profiles_take_thei
     from vision.adapt import DECK_PARAMS, CalibrationParams, params_for
     from vision.foreign_eval import tune
 
-    result = tune(["flip7", "flip7-vengeance"], None, 11, 1, 1, control_printings=1, per_deck=True)
+    result = tune(["flip7", "flip7-vengeance"], None, 11, 1, 1, control_printings=1, per_deck=True, bound=0.05)
     assert set(result["per_deck"]) == {"flip7", "flip7-vengeance"}
     for deck, found in result["per_deck"].items():
         assert set(found["params"]) == set(CalibrationParams().__dict__)
         assert {key.split()[0] for key in found["tuning_stats"]} == {deck} and len(found["tuning_stats"]) == 4
         # the family's sets also say how often a label left out of the profile is named as another
         assert all(("unseen_named_wrongly" in stats) == (" heldout," in key) for key, stats in found["tuning_stats"].items())
+        # with a bound, the foreign sets say their accuracy at that quantile of the printings' bootstrap
+        assert all(("accuracy_bound" in stats) == (" foreign," in key) for key, stats in found["tuning_stats"].items())
         # and how many one-card profiles it checked (None for "met" when there were none to check)
         assert found["one_card_cases"] >= 0 and (found["one_card_met"] is None) == (found["one_card_cases"] == 0)
     assert params_for("no-such-deck") == CalibrationParams()
