@@ -547,6 +547,10 @@ def test_foreign_eval_reads_with_another_look_model_and_reports_nearest_sample_a
     # also both ways up, averaged, and as the device reads a card (a second look when not sure): the same cards
     assert all(report[f"{name}, {way}"]["cards"] == report[name]["cards"]
                for name in ("before", "1 sample", "3 samples") for way in ("both ways", "second look"))
+    # the device's reading says how far it moves between draws of printings (one printing here: not at all)
+    spread = report["1 sample, second look"]["over_printings"]
+    assert spread["accuracy_accepted"][0] == spread["accuracy_accepted"][1]
+    assert spread["rejected"][0] == pytest.approx(report["1 sample, second look"]["rejected"])
     shutil.copy("models/card-look.onnx", tmp_path / "other.onnx")
     assert foreign_eval(["--deck", DECK, "--look-model", str(tmp_path / "other.onnx")]) == 2
     assert "card-look.onnx" in capsys.readouterr().err
@@ -619,7 +623,7 @@ def test_failures_are_counted_per_label_and_printing_and_the_refusal_floor_is_th
 
 
 def test_the_accuracy_bound_resamples_whole_printings_so_clustered_failures_weigh_more():
-    from vision.foreign_eval import accuracy_bound, printing_resamples
+    from vision.foreign_eval import accuracy_bound, printing_resamples, printing_spread
 
     resamples = printing_resamples(10)
     assert resamples.shape == (1000, 10) and (resamples.sum(1) == 10).all()
@@ -641,6 +645,14 @@ def test_the_accuracy_bound_resamples_whole_printings_so_clustered_failures_weig
     named[:100] = -1                                              # the bad printing refused whole
     assert accuracy_bound(named, y, printing, resamples, 0.05) == 1.0
     assert accuracy_bound(np.array([-1, 0]), np.array([0, -1]), np.array([0, 1]), printing_resamples(2), 0.05) == 1.0
+    # the report's spread over printings: the accuracy's and the refusals' quantiles
+    refused = y.copy()
+    refused[:50] = -1                                             # half of printing 0 refused: 5 % on the whole
+    spread = printing_spread(refused, y, printing, 10)
+    assert spread["accuracy_accepted"] == [1.0, 1.0]
+    low, high = spread["rejected"]
+    assert low < 0.05 < high and low >= 0.0
+    assert printing_spread(y.copy(), y, printing, 10)["rejected"] == [0.0, 0.0]
 
 
 def test_confusions_count_wrong_readings_of_accepted_cards_per_printing():
