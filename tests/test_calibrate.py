@@ -730,3 +730,17 @@ def test_tuning_asks_the_margin_of_foreign_printings_and_the_targets_of_the_fami
     assert required_accuracy("heldout", 3, margined, 0.9977) == 0.995
     assert required_accuracy("heldout", 1, margined, 1.0) == 1.0 - FAMILY_TOLERANCE
     assert required_accuracy("heldout", 1, margined, 0.98) == 0.99
+
+
+def test_a_set_meets_the_targets_only_with_its_bound_and_few_none_crops_accepted():
+    from vision.foreign_eval import meets_targets
+
+    plain = {1: 0.99, 3: 0.995}
+    good = {"accuracy_accepted": 0.993, "none_accepted": 0.0}
+    assert meets_targets(good, "foreign", 1, plain, 1.0)
+    assert not meets_targets(good, "foreign", 3, plain, 1.0)                            # 99.5 % with three
+    assert meets_targets({**good, "accuracy_bound": 0.990}, "foreign", 1, plain, 1.0)
+    # right on the whole, but a draw of printings like these reads below the target
+    assert not meets_targets({**good, "accuracy_bound": 0.987}, "foreign", 1, plain, 1.0)
+    assert not meets_targets({**good, "none_accepted": 0.006}, "foreign", 1, plain, 1.0)
+    assert not meets_targets({**good, "accuracy_bound": 0.995}, "foreign", 1, {1: 0.996, 3: 0.998}, 1.0)
