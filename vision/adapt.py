@@ -100,16 +100,16 @@ class CalibrationParams:
 
 # Each deck's own set (its foreign printings bind the thresholds differently: UNO Flip's colour
 # twins, Vengeance's -4 / -6), chosen by `python -m vision.foreign_eval --tune flip7 flip7-vengeance
-# uno-flip --printings 20 --test-per-label 6 --per-deck --bound 0.05` (the targets' accuracy on the
+# uno-flip --printings 40 --test-per-label 6 --per-deck --bound 0.05` (the targets' accuracy on the
 # foreign tuning printings at the low end of its bootstrap over the printings: a deck's failures
 # come one label of one printing at a time, so the margin is what the printings' spread asks; the
 # family's printings at the targets; models/calibration.md). A deck not listed reads with the
 # defaults above.
 DECK_PARAMS: dict[str, CalibrationParams] = {
-    "flip7": CalibrationParams(temperature=0.12, none_similarity=0.5, model_weight=4.0, min_confidence=0.3,
-                               min_margin=0.05),
+    "flip7": CalibrationParams(temperature=0.08, none_similarity=0.6, model_weight=8.0, min_confidence=0.4,
+                               min_margin=0.1),
     "flip7-vengeance": CalibrationParams(temperature=0.03, none_similarity=0.6, model_weight=8.0,
-                                         min_confidence=0.2, min_margin=0.3),
+                                         min_confidence=0.5, min_margin=0.2),
     "uno-flip": CalibrationParams(temperature=0.05, none_similarity=0.7, model_weight=8.0, min_confidence=0.4,
                                   min_margin=0.2, colour_weight=0.25),
 }

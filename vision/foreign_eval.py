@@ -1,7 +1,7 @@
 """How well a deck's classifier reads a deck it never saw, before and after calibration.
 
-    python -m vision.foreign_eval --deck flip7            # the figures of models/calibration.md
-    python -m vision.foreign_eval --tune flip7 flip7-vengeance uno-flip --printings 20 --test-per-label 6 --per-deck --bound 0.05
+    python -m vision.foreign_eval --deck flip7 --printings 24   # the figures of models/calibration.md
+    python -m vision.foreign_eval --tune flip7 flip7-vengeance uno-flip --printings 40 --test-per-label 6 --per-deck --bound 0.05
                                                           # choose vision.adapt.DECK_PARAMS
 
 Cards are drawn by vision.render_foreign (printings unlike anything vision.render draws: other
