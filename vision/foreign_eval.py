@@ -202,21 +202,28 @@ def printing_resamples(printings: int, resamples: int = BOOTSTRAP_RESAMPLES, see
     return rng.multinomial(printings, np.full(printings, 1.0 / printings), size=resamples)
 
 
+def resampled_share(hits, among, printing, resamples, empty: float):
+    """Per bootstrap resample of whole printings (`resamples`: printing_resamples; `printing`: each
+    crop's printing index), the share of `hits` among the crops marked `among`; `empty` where a
+    resample draws none of them."""
+    import numpy as np
+
+    count = resamples.shape[1]
+    hit = np.bincount(printing[among], weights=hits[among], minlength=count)
+    drawn = resamples @ np.bincount(printing[among], minlength=count).astype(float)
+    return np.where(drawn > 0, (resamples @ hit) / np.maximum(drawn, 1.0), empty)
+
+
 def accuracy_bound(named, y, printing, resamples, quantile: float) -> float:
     """The `quantile` (e.g. 0.05) of the accuracy among accepted card crops over bootstrap
-    resamples of whole printings (`resamples`: printing_resamples; `printing`: the printing index of
-    each crop). A deck's failures come in clusters, one label of one printing, so the cards of one
-    printing are not independent draws and the printings are what is resampled. `named` is the
-    label the reject rule names per crop (-1: none), `y` the truth (-1: a none crop)."""
+    resamples of whole printings (resampled_share). A deck's failures come in clusters, one label
+    of one printing, so the cards of one printing are not independent draws and the printings are
+    what is resampled. `named` is the label the reject rule names per crop (-1: none), `y` the
+    truth (-1: a none crop); a resample with no card accepted reads 1."""
     import numpy as np
 
     accepted = (y >= 0) & (named >= 0)
-    count = resamples.shape[1]
-    right = np.bincount(printing[accepted], weights=(named == y)[accepted], minlength=count)
-    shown = np.bincount(printing[accepted], minlength=count).astype(float)
-    drawn_shown = resamples @ shown
-    accuracy = np.where(drawn_shown > 0, (resamples @ right) / np.maximum(drawn_shown, 1.0), 1.0)
-    return float(np.quantile(accuracy, quantile))
+    return float(np.quantile(resampled_share(named == y, accepted, printing, resamples, 1.0), quantile))
 
 
 def printing_spread(named, y, printing, printings: int, quantiles=(0.05, 0.95)) -> dict:
@@ -226,10 +233,7 @@ def printing_spread(named, y, printing, printings: int, quantiles=(0.05, 0.95)) 
     import numpy as np
 
     resamples = printing_resamples(printings)
-    cards = y >= 0
-    refused = np.bincount(printing[cards], weights=(named < 0)[cards], minlength=printings)
-    shown = np.bincount(printing[cards], minlength=printings).astype(float)
-    rejected = (resamples @ refused) / np.maximum(resamples @ shown, 1.0)
+    rejected = resampled_share(named < 0, y >= 0, printing, resamples, 0.0)
     return {"accuracy_accepted": [accuracy_bound(named, y, printing, resamples, q) for q in quantiles],
             "rejected": [float(np.quantile(rejected, q)) for q in quantiles]}
 
@@ -468,7 +472,6 @@ def read_table(ways, y, class_maps: tuple, temperature: float, none_similarity: 
                 for way in ways) / len(ways)
     top2 = np.sort(probs, 1)[:, -2:]
     return probs.argmax(1), top2[:, 1], top2[:, 1] - top2[:, 0], y
-
 
 
 def named_labels(table, class_maps: tuple, min_confidence: float, min_margin: float):
