@@ -16,8 +16,8 @@ from device.buttons import ButtonPress
 from device.calibration import CalibrationFlow, load_stored, profile_path
 from device.cli import main as tablemate
 from rules.cards import DECKS, label_to_dirname
-from vision.adapt import (PROFILE_VERSION, CalibratedClassifier, Profile, ProfileError, augmentations_per_crop, calibrate,
-                          look_model_for)
+from vision.adapt import (INK_DIM, PROFILE_VERSION, CalibratedClassifier, Profile, ProfileError, augmentations_per_crop,
+                          calibrate, look_model_for)
 from vision.classifier import NOT_SURE, CardClassifier, reject_rule
 from vision.foreign_eval import capture_printing
 from vision.render_foreign import ForeignStyle, foreign_faces, render_foreign
@@ -86,6 +86,8 @@ def test_profile_round_trip(tmp_path, profile):
     assert back.model_named == profile.model_named and back.model_agreement == profile.model_agreement
     np.testing.assert_allclose(back.embeddings, profile.embeddings, rtol=1e-3, atol=1e-3)  # float16 on disk
     np.testing.assert_array_equal(back.sample_labels, profile.sample_labels)
+    np.testing.assert_array_equal(back.inks, profile.inks)
+    assert profile.inks.shape == (len(LABELS), INK_DIM) and np.allclose(np.linalg.norm(profile.inks, axis=1), 1)
     assert all(profile.counts[label] == 1 for label in LABELS) and not profile.missing()
     # A profile written before the colour's weight existed reads with none.
     with np.load(path) as z:
@@ -95,6 +97,14 @@ def test_profile_round_trip(tmp_path, profile):
     parts["header"] = np.frombuffer(json.dumps(header).encode(), np.uint8)
     np.savez(tmp_path / "older.npz", **parts)
     assert Profile.load(tmp_path / "older.npz").params.colour_weight == 0.0
+    # Version 3, before the cards' inks: read without them, and with no weight on them.
+    del header["params"]["ink_weight"], parts["inks"]
+    header["version"] = 3
+    parts["header"] = np.frombuffer(json.dumps(header).encode(), np.uint8)
+    np.savez(tmp_path / "v3.npz", **parts)
+    older = Profile.load(tmp_path / "v3.npz")
+    assert older.params.ink_weight == 0.0 and older.inks.shape == (len(LABELS), INK_DIM) and not older.inks.any()
+    np.testing.assert_array_equal(older.embeddings, back.embeddings)
 
 
 def test_corrupt_profiles_are_refused_with_a_message(tmp_path, profile):
@@ -113,6 +123,12 @@ def test_corrupt_profiles_are_refused_with_a_message(tmp_path, profile):
     np.savez(tmp_path / "short.npz", **{**parts, "sample_labels": parts["sample_labels"][:-1]})
     with pytest.raises(ProfileError, match="do not match its header"):
         Profile.load(tmp_path / "short.npz")
+    np.savez(tmp_path / "inks.npz", **{**parts, "inks": parts["inks"][:, :-1]})
+    with pytest.raises(ProfileError, match="do not match its header"):
+        Profile.load(tmp_path / "inks.npz")
+    np.savez(tmp_path / "no-inks.npz", **{k: v for k, v in parts.items() if k != "inks"})  # version 4 without them
+    with pytest.raises(ProfileError, match="not a readable calibration profile"):
+        Profile.load(tmp_path / "no-inks.npz")
     # Damage inside the compressed data, and a single array saved under a profile's name.
     data = bytearray(good.read_bytes())
     for at in range(len(data) // 3, len(data) // 3 + 64):
@@ -311,6 +327,110 @@ def read_both_ways(reader, crops) -> list:
     return [reader.decide(p) for p in both_ways_probabilities(reader, crops)]
 
 
+# -- the cards' ink (decks whose colours are part of what a card is) ---------------------------------
+
+def uno_face(label: str, style_seed: int, seed: int = 0) -> np.ndarray:
+    """A foreign UNO Flip printing's face of `label`, BGR, as a tight crop."""
+    style = ForeignStyle.sample(np.random.default_rng(style_seed))
+    return np.ascontiguousarray(render_foreign("uno-flip", label, np.random.default_rng(seed), style)[..., 2::-1])
+
+
+def in_light(crop: np.ndarray, level: float, cast=(1.0, 1.0, 1.0)) -> np.ndarray:
+    """The crop under a dimmer or brighter lamp of another colour (cast: gains of B, G, R)."""
+    return np.clip(crop.astype(np.float32) * level * np.float32(cast), 0, 255).astype(np.uint8)
+
+
+WARM = (0.8, 0.97, 1.06)  # a lamp's colour (vision.synth's warm light)
+
+
+def test_ink_signature_names_a_cards_colour_through_a_lamps_cast_and_either_way_up():
+    """Orange and red are 25 degrees apart on UNO Flip's wheel, and a warm lamp pushes red toward
+    orange: the white patch takes the lamp out, so each card's ink stays nearest its own colour's."""
+    from vision.adapt import ink_signature
+    from vision.geometry import turned_half_round
+
+    for style_seed in range(4):
+        twins = {colour: uno_face(f"{colour}-8", style_seed) for colour in ("red", "orange", "yellow", "blue")}
+        clean = {colour: ink_signature(face) for colour, face in twins.items()}
+        for colour, face in twins.items():
+            for seen in (in_light(face, 0.6, WARM), in_light(face, 1.1, WARM[::-1]), turned_half_round(face)):
+                ink = ink_signature(seen)
+                assert ink.shape == (INK_DIM,) and abs(np.linalg.norm(ink) - 1) < 1e-5
+                near = {other: float(ink @ sig) for other, sig in clean.items()}
+                assert max(near, key=near.get) == colour, (style_seed, colour, near)
+        np.testing.assert_allclose(ink_signature(turned_half_round(twins["red"])), clean["red"], atol=0.02)
+
+
+def test_ink_reads_a_colour_twin_the_look_network_confuses_and_keeps_none_on_its_scale():
+    """A crop whose nearest sample is the blue 8's but whose ink is orange: with the ink's weight
+    the orange cards' ink names it. The ink only takes away (its nearest colour's labels lose
+    nothing), so a crop unlike every card still reads "none"."""
+    from vision.adapt import CalibrationParams, ink_cards, ink_signatures, reading_probabilities
+
+    deck = "uno-flip"
+    labels = DECKS[deck].labels
+    shown = [f"{c}-{n}" for c in ("orange", "blue") for n in range(1, 10)] + ["wild"]
+    has = np.isin(labels, shown)
+    inks = np.zeros((len(labels), INK_DIM), np.float32)
+    inks[[labels.index(lab) for lab in shown]] = ink_signatures([uno_face(lab, 2) for lab in shown])
+    cards = ink_cards(inks, has, labels, deck)
+    orange = [labels.index(f"orange-{n}") for n in range(1, 10)]
+    np.testing.assert_allclose(cards[orange[0]], cards[orange[-1]])  # one ink per colour ...
+    np.testing.assert_allclose(cards[labels.index("wild")], inks[labels.index("wild")], atol=1e-6)  # ... a wild its own
+    assert not cards[labels.index("red-8")].any()  # not shown
+    assert not ink_cards(inks[:len(LABELS)], np.ones(len(LABELS), bool), LABELS, DECK).any()  # flip7: no colours
+    crop = ink_signatures([in_light(uno_face("orange-8", 2, seed=1), 0.7, WARM)])
+    near = crop.astype(np.float64) @ cards.T
+    ink = np.where(has, near - near[:, has].max(axis=1, keepdims=True), 0.0)
+    assert ink.max() == 0 and ink[0, labels.index("orange-8")] == 0 and ink[0, labels.index("blue-8")] < -0.1
+    classes = len(labels) + 1
+    nearest = np.where(has, 0.5, -1.0)[None]
+    nearest[0, labels.index("blue-8")], nearest[0, labels.index("orange-8")] = 0.9, 0.85
+
+    def read(weight, sims, none=0.0):
+        probs = reading_probabilities(np.zeros((1, classes)), sims, has, np.array([-1.0]), np.arange(len(labels)),
+                                      classes - 1, CalibrationParams(temperature=0.05, none_similarity=none,
+                                                                     ink_weight=weight), ink=ink)
+        return (labels + ("none",))[int(probs[0].argmax())]
+
+    assert read(0.0, nearest) == "blue-8" and read(0.5, nearest) == "orange-8"
+    assert read(0.5, nearest - 0.6, none=0.6) == "none"
+
+
+def test_the_tuner_reads_the_ink_as_the_calibrated_classifier_does():
+    """UNO Flip with the ink and the colour weighed in: the tuner's table (similarities cached once,
+    read under any weights) names what the device's reading of the same crops names."""
+    from dataclasses import replace
+
+    from vision.adapt import CalibrationParams, describe, ink_signatures, model_alone_classes
+    from vision.foreign_eval import WayReading, class_maps_for, named_labels, read_table
+    from vision.geometry import turned_half_round
+
+    deck = "uno-flip"
+    model = CardClassifier.load(deck)
+    shown, test = capture_printing(deck, 5, 1, 1)
+    keep = [lab for lab in shown if lab.endswith(("-5", "-8", "-flip"))]
+    profile = calibrate(model, deck, {lab: shown[lab] for lab in keep})
+    crops = [c for c, y in zip(test.crops, test.y) if y < 0 or DECKS[deck].labels[y] in keep]
+    y = np.array([y for y in test.y if y < 0 or DECKS[deck].labels[y] in keep])
+    params = CalibrationParams(temperature=0.05, none_similarity=0.7, model_weight=8.0, min_confidence=0.4,
+                               min_margin=0.2, colour_weight=0.25, ink_weight=0.5)
+    reading = CalibratedClassifier(model, replace(profile, params=params), deck)
+    device = [DECKS[deck].labels.index(p.label) if p.label else -1 for p in read_both_ways(reading, crops)]
+    ways = []
+    for way in (crops, [turned_half_round(c) for c in crops]):
+        logits, embeddings = describe(model, reading.look, way)
+        sims = reading.similarities(embeddings, ink_signatures(way))
+        assert (sims.ink <= 0).all() and np.allclose(sims.ink[:, reading._has_samples].max(axis=1), 0)
+        ways.append(WayReading(sims.nearest, sims.colour, sims.none, logits * profile.model_agreement,
+                               reading._has_samples, *model_alone_classes(model, logits), ink=sims.ink))
+    maps = class_maps_for(model)
+    table = read_table(ways, y, maps, params.temperature, params.none_similarity, params.model_weight,
+                       params.colour_weight, params.ink_weight)
+    np.testing.assert_array_equal(named_labels(table, maps, params.min_confidence, params.min_margin), device)
+    assert (np.array(device) >= 0).sum() > len(keep) // 2  # it did read cards
+
+
 def test_agreement_from_a_few_crops_does_not_switch_the_vote_on():
     """One card of a foreign Vengeance printing that the model happens to read both ways up: full
     agreement by count, but one card tells little. The reading through that one-card profile
@@ -335,7 +455,7 @@ def test_the_tuner_reads_a_one_card_profile_as_the_calibrated_classifier_does():
     lets the vote name more than the model alone."""
     from dataclasses import replace
 
-    from vision.adapt import describe, params_for
+    from vision.adapt import describe, ink_signatures, params_for
     from vision.foreign_eval import class_maps_for, named_wrongly, one_card_cases, read_table
     from vision.geometry import turned_half_round
 
@@ -343,10 +463,11 @@ def test_the_tuner_reads_a_one_card_profile_as_the_calibrated_classifier_does():
     model = CardClassifier.load(deck)
     look = look_model_for(model)
     shown, test = capture_printing(deck, 14, 1, 2)
+    turned = [turned_half_round(c) for c in test.crops]
     logits, embeddings = describe(model, look, test.crops)
-    turned_logits, turned_embeddings = describe(model, look, [turned_half_round(c) for c in test.crops])
+    turned_logits, turned_embeddings = describe(model, look, turned)
     cases = one_card_cases(model, look, deck, shown, test, logits, embeddings, turned_logits, turned_embeddings,
-                           most=len(shown))
+                           ink_signatures(test.crops), ink_signatures(turned), most=len(shown))
     labels = DECKS[deck].labels
     lucky = [case["label"] for case in cases]
     assert "zero" in lucky
@@ -416,6 +537,9 @@ def test_update_replaces_only_the_labels_given(base, foreign, profile):
     assert len(profile.embeddings[profile.sample_labels == LABELS.index("7")]) == 2 * (1 + augmentations_per_crop(1))
     np.testing.assert_array_equal(eights, profile.embeddings[profile.sample_labels == LABELS.index("8")])
     assert updated.model_named == {**profile.model_named, "7": updated.model_named["7"]}
+    others = np.arange(len(LABELS)) != LABELS.index("7")
+    np.testing.assert_array_equal(updated.inks[others], profile.inks[others])
+    assert not np.allclose(updated.inks[LABELS.index("7")], profile.inks[LABELS.index("7")])
     # A label given no crop is kept, not emptied; nothing at all to learn is refused.
     assert calibrate(base, DECK, {"8": []}, update=updated).counts == updated.counts
     with pytest.raises(ValueError, match="no card crops"):
@@ -720,6 +844,10 @@ def test_tuning_tries_the_colours_weight_only_where_colours_tell_cards_apart():
     assert colour_weights(["flip7", "flip7-vengeance"]) == (0.0,)
     assert colour_weights(["uno-flip"]) == colour_weights(["flip7", "uno-flip"]) == COLOUR_WEIGHTS
     assert 0.0 in COLOUR_WEIGHTS  # the colour may also be left out
+    from vision.foreign_eval import INK_WEIGHTS, ink_weights
+
+    assert ink_weights(["flip7", "flip7-vengeance"]) == (0.0,)
+    assert ink_weights(["uno-flip"]) == INK_WEIGHTS and 0.0 in INK_WEIGHTS
 
 
 def test_tuning_asks_the_margin_of_foreign_printings_and_the_targets_of_the_family():

@@ -26,6 +26,12 @@ the reported figures; models/calibration.md):
   card of its colour (colour_cards; none_similarity is on that scale): the dozen cards of one
   colour, each shown in its own light, say what that ink looks like far better than one sample,
   so a colour twin (pink 5 / purple 5) leans less on one capture;
+* in such a deck a label's similarity also gains ink_weight x how near the crop's *ink* is to the
+  ink of its colour's cards, less the nearest colour's (ink_signature: the hue of its coloured
+  pixels and the lightness of the rest, after the brightest near-white pixels are made white,
+  which undoes most of a lamp's colour cast). The look network compares faces and lets a poor
+  capture's colour drift; the pixels' hue is what an orange 8 and a blue 8 differ by, and the
+  dozen cards of a colour pin it down (ink_cards, as colour_cards);
 * "none" competes as a virtual sample at similarity none_similarity or at its best cosine with
   the deck's "none" views, whichever is higher: a crop unlike every card of the deck, or like a
   part of one, is not named;
@@ -66,7 +72,9 @@ from vision.look import LookModel
 
 PROFILE_FORMAT = "tablemate-calibration-profile"
 # 1: the classifier's features alone; 2: look embedding and classifier features, nearest sample
-PROFILE_VERSION = 3
+# 3: without the cards' inks (read as before: ink_weight 0)
+PROFILE_VERSION = 4
+READABLE_VERSIONS = (3, 4)
 AUGMENTED_VIEWS = 16  # altered copies per label and way up, shared among its crops (at least 4 each)
 # `python -m vision.foreign_eval --deck flip7` with the previous look network: 1 sample 97.83 % /
 # 41.05 % rejected with 4 copies per crop, 97.89 % / 39.49 % with 16 per label (a one-off sweep of
@@ -78,6 +86,18 @@ AUGMENTED_VIEWS = 16  # altered copies per label and way up, shared among its cr
 # (it compares faces at any scale): two such views per crop, not one, keep it nearer "none"
 # (tests/test_calibrate.py: 15 of 20 such views with one, see models/calibration.md).
 INSIDE_VIEWS = 2
+
+
+# ink_signature: hue bins (10 degrees) of the coloured pixels, lightness bins of the others. A
+# throwaway sweep on UNO Flip's cached tuning crops (models/calibration.md, "The cards' ink") chose
+# the white patch and the lightness bins: the nearest colour's cards named a crop's colour for
+# 82-97 % of crops by hue alone, 92-99 % with both.
+INK_HUE_BINS = 36
+INK_LIGHTNESS_BINS = 6
+INK_DIM = INK_HUE_BINS + INK_LIGHTNESS_BINS
+INK_SIZE = (42, 60)              # the crop is shrunk to this first: colours, not strokes
+INK_COLOURED = (0.25, 0.15)      # a pixel is coloured above this saturation and value (HSV, 0-1)
+INK_WHITE_PATCH = (0.95, 0.35)   # the brightest 5 % of pixels are the light's white if less saturated than this
 
 
 class ProfileError(ValueError):
@@ -96,6 +116,7 @@ class CalibrationParams:
     min_confidence: float = 0.2
     min_margin: float = 0.2
     colour_weight: float = 0.0     # of a label's similarity to the mean card of its colour, added (decks with colours)
+    ink_weight: float = 0.0        # of how near a crop's ink is to its colour's, less the nearest colour's (decks with colours)
 
 
 # Each deck's own set (its foreign printings bind the thresholds differently: UNO Flip's colour
@@ -131,6 +152,7 @@ class Profile:
     counts: dict[str, int]           # crops captured per label
     model_named: dict[str, int]      # of those crops' 2 x counts ways up, how many the trained model named right
     params: CalibrationParams = field(default_factory=CalibrationParams)
+    inks: np.ndarray | None = None   # (L, INK_DIM) per label its crops' mean ink_signature, zeros where none
     model_name: str = ""
     look_name: str = ""
     created: str = ""
@@ -138,6 +160,10 @@ class Profile:
     @property
     def dim(self) -> int:
         return int(self.embeddings.shape[1])
+
+    def __post_init__(self):
+        if self.inks is None:   # a version 3 profile: no inks (its params have ink_weight 0)
+            self.inks = np.zeros((len(self.labels), INK_DIM), np.float32)
 
     def missing(self) -> list[str]:
         return [label for label in self.labels if self.counts.get(label, 0) == 0]
@@ -168,7 +194,7 @@ class Profile:
         buffer = io.BytesIO()
         np.savez_compressed(buffer, header=np.frombuffer(json.dumps(header).encode("utf-8"), np.uint8),
                             embeddings=self.embeddings.astype(np.float16),
-                            sample_labels=self.sample_labels.astype(np.int32))
+                            sample_labels=self.sample_labels.astype(np.int32), inks=self.inks.astype(np.float32))
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_bytes(buffer.getvalue())
         tmp.replace(path)  # never leave a half-written profile behind
@@ -183,11 +209,13 @@ class Profile:
                 header = json.loads(bytes(z["header"]).decode("utf-8"))
                 if not isinstance(header, dict) or header.get("format") != PROFILE_FORMAT:
                     raise ProfileError(f"{path}: not a tablemate calibration profile")
-                if header.get("version") != PROFILE_VERSION:
+                if header.get("version") not in READABLE_VERSIONS:
                     raise ProfileError(f"{path}: calibration profile version {header.get('version')!r} is not "
-                                       f"supported (this tablemate reads version {PROFILE_VERSION}); calibrate again")
+                                       f"supported (this tablemate reads versions {', '.join(map(str, READABLE_VERSIONS))}); "
+                                       "calibrate again")
                 embeddings = np.asarray(z["embeddings"], np.float32)
                 sample_labels = np.asarray(z["sample_labels"], np.int64)
+                inks = np.asarray(z["inks"], np.float32) if header["version"] >= 4 else None
         except ProfileError:
             raise
         except Exception as error:  # numpy, zlib and json raise many kinds for a damaged file
@@ -201,7 +229,7 @@ class Profile:
             profile = cls(deck=str(header["deck"]), model_sha256=str(header["model"]["sha256"]),
                           look_sha256=str(header["look_model"]["sha256"]), labels=labels,
                           embeddings=embeddings, sample_labels=sample_labels,
-                          counts=counts, model_named=model_named, params=params,
+                          counts=counts, model_named=model_named, params=params, inks=inks,
                           model_name=str(header["model"].get("name", "")),
                           look_name=str(header["look_model"].get("name", "")), created=str(header.get("created", "")))
             dim = int(header["embedding_dim"])
@@ -209,7 +237,7 @@ class Profile:
             raise ProfileError(f"{path}: calibration profile header is incomplete or malformed "
                                f"({type(error).__name__}: {error})") from None
         if (embeddings.ndim != 2 or sample_labels.ndim != 1 or embeddings.shape[1] != dim
-                or len(sample_labels) != len(embeddings)):
+                or len(sample_labels) != len(embeddings) or profile.inks.shape != (len(labels), INK_DIM)):
             raise ProfileError(f"{path}: calibration profile arrays do not match its header (corrupt)")
         problem = profile._invalid()
         if problem:
@@ -219,7 +247,7 @@ class Profile:
     def _invalid(self) -> str:
         """What is wrong with the contents, or "" (arrays and header fields already parsed)."""
         labels, sl = self.labels, self.sample_labels
-        if not np.isfinite(self.embeddings).all():
+        if not np.isfinite(self.embeddings).all() or not np.isfinite(self.inks).all():
             return "embeddings not finite"
         if not len(sl) or sl.min() < -len(labels) or sl.max() >= len(labels):
             return "sample labels out of range"
@@ -326,6 +354,39 @@ def not_a_card_views(crop_bgr: np.ndarray, rng: np.random.Generator, size: tuple
     return [cv2.resize(v, size, interpolation=cv2.INTER_AREA) for v in (middle, shifted, *insides, table)]
 
 
+def ink_signature(crop_bgr: np.ndarray) -> np.ndarray:
+    """(INK_DIM,) of unit length: what colours a card crop is printed in, as far as the light allows.
+    The crop is shrunk; where its brightest pixels are nearly white (the card's paper or white
+    print), each channel is scaled so that they are white, which undoes a lamp's colour cast (a
+    warm lamp turns a red card orange); then a histogram of the hue of its coloured pixels, each
+    weighted by saturation x value and spread over the neighbouring bins (a hue on a bin's edge),
+    beside the share of the other pixels in each band of lightness (a dark-side card's black
+    paper, a light-side card's white). Turning the crop round changes nothing."""
+    import cv2
+
+    small = cv2.resize(crop_bgr, INK_SIZE, interpolation=cv2.INTER_AREA).astype(np.float32) / 255
+    pixels = small.reshape(-1, 3)
+    brightest = pixels.max(axis=1)
+    light = pixels[brightest >= np.quantile(brightest, INK_WHITE_PATCH[0])].mean(axis=0)
+    if 1 - light.min() / max(float(light.max()), 1e-6) < INK_WHITE_PATCH[1]:
+        small = np.clip(small * (light.max() / np.maximum(light, 1e-3)), 0, 1)
+    hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV).reshape(-1, 3)
+    hue, sat, val = hsv[:, 0], hsv[:, 1], hsv[:, 2]
+    coloured = (sat > INK_COLOURED[0]) & (val > INK_COLOURED[1])
+    bins = np.minimum((hue / 360 * INK_HUE_BINS).astype(int), INK_HUE_BINS - 1)
+    hues = np.bincount(bins, weights=np.where(coloured, sat * val, 0.0), minlength=INK_HUE_BINS)
+    hues = 0.5 * hues + 0.25 * (np.roll(hues, 1) + np.roll(hues, -1))
+    hues /= max(float(hues.sum()), 1e-9)
+    bands = np.minimum((val * INK_LIGHTNESS_BINS).astype(int), INK_LIGHTNESS_BINS - 1)
+    lightness = np.bincount(bands, weights=(~coloured).astype(np.float64), minlength=INK_LIGHTNESS_BINS) / len(val)
+    return _unit(np.concatenate([hues, lightness])).astype(np.float32)
+
+
+def ink_signatures(crops_bgr) -> np.ndarray:
+    """(N, INK_DIM): ink_signature of each crop."""
+    return np.array([ink_signature(c) for c in crops_bgr], np.float32).reshape(-1, INK_DIM)
+
+
 def sample_views(crops_bgr, size: tuple[int, int], seed: int = 0) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """(card views, none views) of one label's crops, at the look network's input `size`: each crop
     and the crop turned half round, each with its augmentations, N * 2 * (1 +
@@ -370,11 +431,13 @@ def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, l
         redone = np.array([labels.index(lab) for lab in crops_by_label])
         keep = ~np.isin(update.sample_labels, np.concatenate([redone, -1 - redone]))
         parts = [(update.embeddings[keep], update.sample_labels[keep])]
+        inks = update.inks.copy()
         counts = {lab: n for lab, n in update.counts.items() if lab not in crops_by_label}
         model_named = {lab: n for lab, n in update.model_named.items() if lab not in crops_by_label}
         params = params or update.params
     else:
         parts, counts, model_named = [], {}, {}
+        inks = np.zeros((len(labels), INK_DIM), np.float32)
     size = (look.width, look.height)
 
     def learn(item):
@@ -383,15 +446,17 @@ def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, l
         cards, nones = sample_views(crops, size, seed=index)
         both_ways = [view for crop in crops for view in (crop, turned_half_round(crop))]
         named = sum(p.label == label for p in classifier.classify_batch(both_ways))
-        return (look.embed(cards + nones), np.array([index] * len(cards) + [-1 - index] * len(nones))), named
+        return ((look.embed(cards + nones), np.array([index] * len(cards) + [-1 - index] * len(nones))), named,
+                _unit(ink_signatures(crops).mean(axis=0)))
 
     # The labels are learnt on every core at once: making the views and running the look network
     # over them (44 per label with one photo each) is all of calibration's compute, and OpenCV, numpy's large steps and
     # onnxruntime release the GIL (models/calibration.md, "Compute").
     with ThreadPoolExecutor(usable_cores()) as pool:
         learnt = list(pool.map(learn, crops_by_label.items()))
-    for (label, crops), (part, named) in zip(crops_by_label.items(), learnt):
+    for (label, crops), (part, named, ink) in zip(crops_by_label.items(), learnt):
         parts.append(part)
+        inks[labels.index(label)] = ink
         counts[label] = len(crops)
         model_named[label] = named
     if not counts:
@@ -402,7 +467,7 @@ def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, l
                    sample_labels=np.concatenate([s for _, s in parts]).astype(np.int64),
                    counts=dict(sorted(counts.items(), key=lambda kv: order[kv[0]])),
                    model_named=dict(sorted(model_named.items(), key=lambda kv: order[kv[0]])),
-                   params=params or params_for(deck), model_name=Path(classifier.name).name,
+                   params=params or params_for(deck), inks=inks, model_name=Path(classifier.name).name,
                    look_name=Path(look.name).name, created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
@@ -436,6 +501,7 @@ class CalibratedClassifier:
         self._none_rows = np.flatnonzero(profile.sample_labels < 0)
         self._has_samples = np.isin(np.arange(len(profile.labels)), present)
         self._colour_cards = colour_cards(self.samples, self.sample_labels, profile.labels, deck)
+        self._ink_cards = ink_cards(profile.inks, self._has_samples, profile.labels, deck)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -445,32 +511,40 @@ class CalibratedClassifier:
         """Centred on the profile's mean card, unit length."""
         return _unit(embeddings.astype(np.float64) - self._center).astype(np.float32)
 
-    def similarities(self, embeddings: np.ndarray) -> Similarities:
+    def similarities(self, embeddings: np.ndarray, inks: np.ndarray | None = None) -> Similarities:
         """Per crop: for each label, the best cosine with that label's samples (-1: the label has
         no samples) and the cosine with the mean card of its colour (0: no samples); the best
-        cosine with the "none" views (-1: none)."""
+        cosine with the "none" views (-1: none); with the crops' `inks` (ink_signatures), how near
+        each is to each label's colour's ink less the nearest colour's (<= 0; 0 without inks, for
+        a label without samples and in a deck without colours)."""
         z = self._normalised(embeddings)
         cos = z @ self.samples.T
         nearest = np.full((len(cos), len(self.profile.labels)), -1.0)
         for i, rows in self._rows.items():
             nearest[:, i] = cos[:, rows].max(axis=1)
         none = cos[:, self._none_rows].max(axis=1) if len(self._none_rows) else np.full(len(cos), -1.0)
-        return Similarities(nearest, (z @ self._colour_cards.T).astype(np.float64), none)
+        ink = np.zeros_like(nearest)
+        if inks is not None and self._ink_cards.any():
+            near = inks.astype(np.float64) @ self._ink_cards.T
+            ink = np.where(self._has_samples, near - near[:, self._has_samples].max(axis=1, keepdims=True), 0.0)
+        return Similarities(nearest, (z @ self._colour_cards.T).astype(np.float64), none, ink)
 
     def probabilities(self, crops_bgr) -> np.ndarray:
         classes = self.spec.classes
         if len(crops_bgr) == 0:
             return np.zeros((0, len(classes)), np.float32)
-        return self.scores_to_probabilities(*describe(self.base, self.look, crops_bgr))
+        inks = ink_signatures(crops_bgr) if self.params.ink_weight else None
+        return self.scores_to_probabilities(*describe(self.base, self.look, crops_bgr), inks)
 
-    def scores_to_probabilities(self, logits: np.ndarray, embeddings: np.ndarray) -> np.ndarray:
-        sims = self.similarities(embeddings)
+    def scores_to_probabilities(self, logits: np.ndarray, embeddings: np.ndarray,
+                                inks: np.ndarray | None = None) -> np.ndarray:
+        sims = self.similarities(embeddings, inks)
         named_alone = leaning_alone = None
         if not self._has_samples.all():
             named_alone, leaning_alone = model_alone_classes(self.base, logits)
         return reading_probabilities(self._model_weight * logits, sims.nearest, self._has_samples, sims.none,
                                      self._class_of_label, self.spec.none_index, self.params, named_alone,
-                                     leaning_alone, colour=sims.colour)
+                                     leaning_alone, colour=sims.colour, ink=sims.ink)
 
     def decide(self, probs: np.ndarray) -> Prediction:
         return reject_rule(probs, self.spec.classes, self.spec.none_index,
@@ -488,6 +562,7 @@ class Similarities(NamedTuple):
     nearest: np.ndarray   # (N, L) best cosine with each label's samples, -1 where it has none
     colour: np.ndarray    # (N, L) cosine with the mean card of each label's colour, 0 where it has no samples
     none: np.ndarray      # (N,) best cosine with the "none" views, -1 where there are none
+    ink: np.ndarray       # (N, L) ink nearness to each label's colour less the nearest colour's (<= 0), 0 where not measured
 
 
 def colour_cards(samples: np.ndarray, sample_labels: np.ndarray, labels, deck: str) -> np.ndarray:
@@ -514,6 +589,25 @@ def colour_cards(samples: np.ndarray, sample_labels: np.ndarray, labels, deck: s
     return out.astype(np.float32)
 
 
+def ink_cards(inks: np.ndarray, has_samples: np.ndarray, labels, deck: str) -> np.ndarray:
+    """(L, INK_DIM): for each label with samples, the mean ink of its colour's labels with samples,
+    of unit length (as colour_cards: a dozen cards of one colour, each shown in its own light, say
+    what its ink looks like better than one); a label without a colour (a wild) keeps its own; a
+    label without samples, and every label of a deck without colours, zeros."""
+    from rules.cards import DECKS
+
+    colours = DECKS[deck].colours if deck in DECKS else {}
+    out = np.zeros((len(labels), INK_DIM))
+    if not colours:
+        return out
+    groups: dict = {}
+    for i in np.flatnonzero(has_samples):
+        groups.setdefault(colours.get(labels[i], ("no colour", i)), []).append(i)
+    for members in groups.values():
+        out[members] = _unit(inks[members].astype(np.float64).mean(0))
+    return out
+
+
 # The share a crop's reading leaves to the card the model leaned to when it is "not sure" of a
 # label the profile has no sample of: far below any min_confidence, so the reject rule says "not
 # sure" and names the leaning.
@@ -523,7 +617,8 @@ NOT_SURE_SHARE = 1e-6
 def reading_probabilities(vote: np.ndarray, sims: np.ndarray, has_samples: np.ndarray, none: np.ndarray,
                           class_of_label: np.ndarray, none_index: int, params: CalibrationParams,
                           named_alone: np.ndarray | None = None,
-                          leaning_alone: np.ndarray | None = None, colour: np.ndarray | None = None) -> np.ndarray:
+                          leaning_alone: np.ndarray | None = None, colour: np.ndarray | None = None,
+                          ink: np.ndarray | None = None) -> np.ndarray:
     """The reading's probabilities (N, C) (module docstring): `vote` the model's logits times its
     weight and agreement (N, C); `sims` (N, L) and `none` (N,) from CalibratedClassifier.similarities.
     A label without samples (`has_samples` False) scores the vote alone, and keeps its share only
@@ -533,10 +628,15 @@ def reading_probabilities(vote: np.ndarray, sims: np.ndarray, has_samples: np.nd
     class per crop), the profile cannot say the crop is not that card: the crop is "not sure",
     leaning to it (a card one sample looks like must not be named in its stead). `colour` (N, L):
     each label's similarity to the mean card of its colour, added params.colour_weight times (the
-    "none" views' similarity is not: a crop like the deck's cards gains on "none" by its colour)."""
+    "none" views' similarity is not: a crop like the deck's cards gains on "none" by its colour).
+    `ink` (N, L): Similarities.ink, added params.ink_weight times (<= 0: a label whose colour's ink
+    is not the nearest loses, the nearest colour's labels keep their similarity, so "none" keeps
+    its scale)."""
     scores = vote.astype(np.float64)
     if colour is not None and params.colour_weight:
         sims = sims + params.colour_weight * colour
+    if ink is not None and params.ink_weight:
+        sims = sims + params.ink_weight * ink
     scores[:, class_of_label] += sims * has_samples / params.temperature
     scores[:, none_index] += np.maximum(params.none_similarity, none) / params.temperature
     scores -= scores.max(axis=1, keepdims=True)

@@ -63,7 +63,11 @@ MODEL_WEIGHTS = (1.0, 2.0, 4.0, 8.0)
 ONE_CARD_CASES = 2
 # The colour's weight (CalibrationParams.colour_weight) the tuner tries for a deck whose cards'
 # colours are part of what they are (rules.cards.Deck.colours); 0 for the others.
-COLOUR_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+# (0, 0.25, 0.5, 0.75, 1 until the inks came: it never chose more than 0.25.)
+COLOUR_WEIGHTS = (0.0, 0.25, 0.5)
+# The ink's weight (CalibrationParams.ink_weight) it tries for such a deck (0 for the others): a
+# throwaway sweep on UNO Flip's cached tuning crops found 0.2-0.35 alike, 0.1 and 1 worse.
+INK_WEIGHTS = (0.0, 0.25, 0.5)
 # --tune --bound Q: bootstrap resamples of the foreign tuning printings (accuracy_bound)
 BOOTSTRAP_RESAMPLES = 1000
 
@@ -297,7 +301,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
     scoring parameters (to measure another choice without changing the code's defaults)."""
     import numpy as np
 
-    from vision.adapt import CalibratedClassifier, calibrate, describe, params_for
+    from vision.adapt import CalibratedClassifier, calibrate, describe, ink_signatures, params_for
     from vision.classifier import CardClassifier
     from vision.geometry import turned_half_round
 
@@ -321,8 +325,10 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
         calibration, test = capture_printing(deck, seed + p, 3, test_per_label, style)
         log.info("%s printing %d/%d: %d test crops captured in %.0f s", deck, p + 1, printings, len(test.crops),
                  time.perf_counter() - t0)
+        turned = [turned_half_round(c) for c in test.crops]
         logits, embeddings = describe(base, look, test.crops)
-        turned_logits, turned_embeddings = describe(base, look, [turned_half_round(c) for c in test.crops])
+        turned_logits, turned_embeddings = describe(base, look, turned)
+        inks, turned_inks = ink_signatures(test.crops), ink_signatures(turned)
         alone = base.probabilities_from_logits(logits)
         conditions["before"].append((_predictions(base, alone, label_of_class), test.y, seed + p))
         both = _model_both_ways(base, logits, turned_logits)
@@ -335,9 +341,9 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
             t_calib.append((k, time.perf_counter() - t))
             agreement[k].append(profile.model_agreement)
             calibrated = CalibratedClassifier(base, profile, deck, look=look)
-            probs = calibrated.scores_to_probabilities(logits, embeddings)
+            probs = calibrated.scores_to_probabilities(logits, embeddings, inks)
             conditions[name].append((_predictions(calibrated, probs, label_of_class), test.y, seed + p))
-            both = (probs + calibrated.scores_to_probabilities(turned_logits, turned_embeddings)) / 2
+            both = (probs + calibrated.scores_to_probabilities(turned_logits, turned_embeddings, turned_inks)) / 2
             conditions[f"{name}, both ways"].append((_predictions(calibrated, both, label_of_class), test.y, seed + p))
             conditions[f"{name}, second look"].append(
                 (_device_predictions(calibrated, both, test, label_of_class), test.y, seed + p))
@@ -352,7 +358,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
                             params, look=look)
         calibrated = CalibratedClassifier(base, profile, deck, look=look)
         rows = test.y == label_of_class[unseen]
-        pred = _predictions(calibrated, calibrated.scores_to_probabilities(logits[rows], embeddings[rows]),
+        pred = _predictions(calibrated, calibrated.scores_to_probabilities(logits[rows], embeddings[rows], inks[rows]),
                             label_of_class)
         conditions["unseen label"].append((pred, test.y[rows], seed + p))
     report = {"deck": deck, "style": style, "model": base.name, "look_model": look.name,
@@ -389,11 +395,11 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
 
 
 def one_card_cases(base, look, deck, calibration, test, logits, embeddings, turned_logits, turned_embeddings,
-                   most: int = ONE_CARD_CASES) -> list:
+                   inks, turned_inks, most: int = ONE_CARD_CASES) -> list:
     """The "one lucky card" cases of a foreign tuning printing: up to `most` labels whose first
     calibration crop the trained model names right both ways up (on a foreign print, luck), each
     a one-card profile read on the printing's other card crops, both ways up as the device reads
-    them (`logits`, `embeddings` of the crops; `turned_...` of the crops turned half round). The
+    them (`logits`, `embeddings`, `inks` of the crops; `turned_...` of the crops turned half round). The
     agreement bound of such a profile is low (2 of 2: 0.34), but times a large model weight it can
     still switch a vote on that names the deck's other cards wrongly (tests/test_calibrate.py). Per
     case: what the tuner needs to read it under any parameters ("ways", one WayReading per way up,
@@ -419,11 +425,11 @@ def one_card_cases(base, look, deck, calibration, test, logits, embeddings, turn
         rows = (test.y >= 0) & (test.y != base.labels.index(label))
         has_samples = np.isin(np.arange(len(base.labels)), profile.sample_labels)
         ways = []
-        for way_logits, way_embeddings in ((logits[rows], embeddings[rows]),
-                                           (turned_logits[rows], turned_embeddings[rows])):
-            sims = calibrated.similarities(way_embeddings)
+        for way_logits, way_embeddings, way_inks in ((logits[rows], embeddings[rows], inks[rows]),
+                                                     (turned_logits[rows], turned_embeddings[rows], turned_inks[rows])):
+            sims = calibrated.similarities(way_embeddings, way_inks)
             ways.append(WayReading(sims.nearest, sims.colour, sims.none, way_logits * profile.model_agreement,
-                                   has_samples, *model_alone_classes(base, way_logits)))
+                                   has_samples, *model_alone_classes(base, way_logits), ink=sims.ink))
         y = test.y[rows]
         cases.append({"label": label, "ways": ways, "y": y,
                       "alone_wrong": int(((alone[rows] >= 0) & (alone[rows] != y)).sum())})
@@ -443,9 +449,10 @@ def class_maps_for(base) -> tuple:
 
 class WayReading(NamedTuple):
     """What read_table needs of N crops read one way up through a profile: CalibratedClassifier's
-    Similarities (nearest (N, L), colour (N, L), none (N,)), the model's logits times the profile's
-    agreement (N, C), which labels have samples (L,), and for a profile with labels missing, what
-    the model alone names and leans to per crop (vision.adapt.model_alone_classes; else None)."""
+    Similarities (nearest (N, L), colour (N, L), none (N,); ink (N, L) or None), the model's
+    logits times the profile's agreement (N, C), which labels have samples (L,), and for a profile
+    with labels missing, what the model alone names and leans to per crop
+    (vision.adapt.model_alone_classes; else None)."""
     nearest: object
     colour: object
     none: object
@@ -453,10 +460,11 @@ class WayReading(NamedTuple):
     has_samples: object
     named_alone: object = None
     leaning_alone: object = None
+    ink: object = None
 
 
 def read_table(ways, y, class_maps: tuple, temperature: float, none_similarity: float, model_weight: float,
-               colour_weight: float):
+               colour_weight: float, ink_weight: float = 0.0):
     """(class, confidence, margin, truth) per crop, its probabilities averaged over `ways` (a
     WayReading per way up: the crop and the crop turned half round, as the device reads a card),
     each read as CalibratedClassifier reads through a profile with these parameters; class_maps:
@@ -466,9 +474,11 @@ def read_table(ways, y, class_maps: tuple, temperature: float, none_similarity: 
     from vision.adapt import CalibrationParams, reading_probabilities
 
     cls_of_label, none_index, _ = class_maps
-    params = CalibrationParams(temperature=temperature, none_similarity=none_similarity, colour_weight=colour_weight)
+    params = CalibrationParams(temperature=temperature, none_similarity=none_similarity, colour_weight=colour_weight,
+                               ink_weight=ink_weight)
     probs = sum(reading_probabilities(model_weight * way.vote, way.nearest, way.has_samples, way.none, cls_of_label,
-                                      none_index, params, way.named_alone, way.leaning_alone, colour=way.colour)
+                                      none_index, params, way.named_alone, way.leaning_alone, colour=way.colour,
+                                      ink=way.ink)
                 for way in ways) / len(ways)
     top2 = np.sort(probs, 1)[:, -2:]
     return probs.argmax(1), top2[:, 1], top2[:, 1] - top2[:, 0], y
@@ -497,6 +507,14 @@ def colour_weights(decks) -> tuple[float, ...]:
     from rules.cards import DECKS
 
     return COLOUR_WEIGHTS if any(DECKS[deck].colours for deck in decks) else (0.0,)
+
+
+def ink_weights(decks) -> tuple[float, ...]:
+    """The ink's weights the tuner tries for these decks: INK_WEIGHTS if any of them has cards
+    whose colour is part of what they are, else only 0."""
+    from rules.cards import DECKS
+
+    return INK_WEIGHTS if any(DECKS[deck].colours for deck in decks) else (0.0,)
 
 
 def required_accuracy(kind: str, samples: int, accuracy: dict[int, float], family_floor: float) -> float:
@@ -544,7 +562,7 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
 
     accuracy = {k: (targets or {}).get(k, target) for k, (target, _) in TARGETS.items()}
 
-    from vision.adapt import CalibratedClassifier, CalibrationParams, calibrate, describe
+    from vision.adapt import CalibratedClassifier, CalibrationParams, calibrate, describe, ink_signatures
     from vision.classifier import CardClassifier
     from vision.geometry import turned_half_round
 
@@ -560,7 +578,9 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
             # Tuned for the device's reading both ways up: each crop and the crop turned half
             # round, their probabilities averaged (the report's "both ways" rows; its second look
             # at nearby outlines, the "second look" rows, is left out: it moves a few cards).
-            turned_logits, turned_embeddings = describe(base, look, [turned_half_round(c) for c in test.crops])
+            turned = [turned_half_round(c) for c in test.crops]
+            turned_logits, turned_embeddings = describe(base, look, turned)
+            inks, turned_inks = ink_signatures(test.crops), ink_signatures(turned)
             alone = _predictions(base, _model_both_ways(base, logits, turned_logits),
                                  {lab: i for i, lab in enumerate(base.labels)})
             if kind == "heldout":
@@ -568,14 +588,15 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
             else:
                 one_card.setdefault(deck, []).extend(
                     one_card_cases(base, look, deck, calibration, test, logits, embeddings, turned_logits,
-                                   turned_embeddings))
+                                   turned_embeddings, inks, turned_inks))
             for k in (1, 3):
                 profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()}, look=look)
                 calibrated = CalibratedClassifier(base, profile, deck, look=look)
                 printing_of.setdefault((deck, kind, k), []).append(np.full(len(test.y), p))
                 sets.setdefault((deck, kind, k), []).append(
-                    (*calibrated.similarities(embeddings), logits * profile.model_agreement, test.y, alone,
-                     *calibrated.similarities(turned_embeddings), turned_logits * profile.model_agreement))
+                    (*calibrated.similarities(embeddings, inks), logits * profile.model_agreement, test.y, alone,
+                     *calibrated.similarities(turned_embeddings, turned_inks),
+                     turned_logits * profile.model_agreement))
             log.info("%s tuning printing %d/%d captured", deck, n, len(plan))
     sets = {key: tuple(np.concatenate(column) for column in zip(*parts)) for key, parts in sets.items()}
     printing_of = {key: np.concatenate(parts) for key, parts in printing_of.items()}
@@ -587,8 +608,8 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
     log.info("one-card profiles of a label the model happened to read (foreign tuning printings): %s",
              ", ".join(f"{deck} {len(one_card.get(deck, []))}" for deck in decks))
 
-    def table(deck, sims, colour, none, logits, y, alone, turned_sims, turned_colour, turned_none, turned_logits,
-              temperature, none_similarity, model_weight, colour_weight, unseen=False):
+    def table(deck, sims, colour, none, ink, logits, y, alone, turned_sims, turned_colour, turned_none, turned_ink,
+              turned_logits, temperature, none_similarity, model_weight, colour_weight, ink_weight, unseen=False):
         """(class, confidence, margin, truth) per crop, its probabilities averaged with the crop's
         turned half round; with `unseen`, the same for the card crops
         the model alone names right, read as if their label had no samples (the profile without
@@ -597,32 +618,33 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
         rows = np.nonzero((y >= 0) & (alone == y))[0] if unseen else slice(None)
         y = y[rows]
         ways = []
-        for way_sims, way_colour, way_none, way_vote in ((sims, colour, none, logits),
-                                                         (turned_sims, turned_colour, turned_none, turned_logits)):
-            way_sims, way_colour = way_sims[rows].copy(), way_colour[rows].copy()
+        for way_sims, way_colour, way_none, way_ink, way_vote in (
+                (sims, colour, none, ink, logits), (turned_sims, turned_colour, turned_none, turned_ink, turned_logits)):
+            way_sims, way_colour, way_ink = way_sims[rows].copy(), way_colour[rows].copy(), way_ink[rows].copy()
             if unseen:
                 way_sims[np.arange(len(rows)), y] = 0.0
                 way_colour[np.arange(len(rows)), y] = 0.0
+                way_ink[np.arange(len(rows)), y] = 0.0
             ways.append(WayReading(way_sims, way_colour, way_none[rows], way_vote[rows],   # vote: logits x agreement
-                                   np.ones(way_sims.shape[1], bool)))
-        return read_table(ways, y, class_maps[deck], temperature, none_similarity, model_weight, colour_weight)
+                                   np.ones(way_sims.shape[1], bool), ink=way_ink))
+        return read_table(ways, y, class_maps[deck], temperature, none_similarity, model_weight, colour_weight,
+                          ink_weight)
 
     def search(keys):
         """The best parameter set for the tuning sets `keys` (module docstring's objective)."""
         best = None
         colours = colour_weights([deck for deck, _, _ in keys])
+        inks = ink_weights([deck for deck, _, _ in keys])
         # (A label's similarity with its colour's reaches 1 + colour_weight: "none" is tried that high.)
         nones = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8) + ((0.9, 1.0) if max(colours) else ())
-        for temperature, none_similarity, model_weight, colour_weight in itertools.product(
-                (0.02, 0.03, 0.05, 0.065, 0.08, 0.1, 0.12, 0.15), nones, MODEL_WEIGHTS, colours):
-            tabs = {key: table(key[0], *sets[key], temperature, none_similarity, model_weight, colour_weight)
-                    for key in keys}
-            unseen_tabs = {key: table(key[0], *sets[key], temperature, none_similarity, model_weight, colour_weight,
-                                      unseen=True)
+        for temperature, none_similarity, model_weight, colour_weight, ink_weight in itertools.product(
+                (0.02, 0.03, 0.05, 0.065, 0.08, 0.1, 0.12, 0.15), nones, MODEL_WEIGHTS, colours, inks):
+            weights = (temperature, none_similarity, model_weight, colour_weight, ink_weight)
+            tabs = {key: table(key[0], *sets[key], *weights) for key in keys}
+            unseen_tabs = {key: table(key[0], *sets[key], *weights, unseen=True)
                            for key in keys if key[1] == "heldout"}
             one_card_tabs = [(class_maps[deck], case["alone_wrong"],
-                              read_table(case["ways"], case["y"], class_maps[deck], temperature, none_similarity,
-                                         model_weight, colour_weight))
+                              read_table(case["ways"], case["y"], class_maps[deck], *weights))
                              for deck in sorted({deck for deck, _, _ in keys}) for case in one_card.get(deck, [])]
             for mc in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
                 for mm in (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
@@ -651,7 +673,7 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
                     if best is None or key > best[0]:
                         best = (key, CalibrationParams(temperature=temperature, none_similarity=none_similarity,
                                                        model_weight=model_weight, min_confidence=mc, min_margin=mm,
-                                                       colour_weight=colour_weight),
+                                                       colour_weight=colour_weight, ink_weight=ink_weight),
                                 stats)
         (met, one_card_met, unseen_met, _), params, stats = best
         cases = sum(len(one_card.get(deck, [])) for deck in {deck for deck, _, _ in keys})
