@@ -313,7 +313,7 @@ def calibrated_reading(classifier, deck: str, crop, repeats: int, plays: int) ->
     """Reading through a calibration profile (one photo per label of a foreign printing) also runs
     the look network: its cost per card, and the calibration's compute, on one core and on every
     core the process may use (calibration learns the labels in parallel: vision.adapt.calibrate)."""
-    from vision.adapt import CalibratedClassifier, calibrate, look_model_for
+    from vision.adapt import CalibratedClassifier, calibrate, ink_signatures, look_model_for
     from vision.geometry import CANON_H, CANON_W
     from vision.render_foreign import ForeignStyle, render_foreign
 
@@ -348,6 +348,9 @@ def calibrated_reading(classifier, deck: str, crop, repeats: int, plays: int) ->
     print(f"calibrated reading per card (classifier + look network + {len(profile.embeddings)} profile samples): "
           f"{summary(timed(lambda: calibrated.classify(crop), repeats))}")
     print(f"  of which the look network alone: {summary(timed(lambda: calibrated.look.embed([crop]), repeats))}")
+    if calibrated.params.ink_weight:  # a deck whose colours are part of what a card is (UNO Flip)
+        print(f"  of which the card's ink (vision.adapt.ink_signature): "
+              f"{summary(timed(lambda: ink_signatures([crop]), repeats))}")
     # The deal video through a profile of its own print (the training family's held-out fonts, one
     # photo per label): every card placed is read by the classifier and the look network.
     from vision.render import CardStyle, render_card
