@@ -365,7 +365,7 @@ def test_ink_reads_a_colour_twin_the_look_network_confuses_and_keeps_none_on_its
     """A crop whose nearest sample is the blue 8's but whose ink is orange: with the ink's weight
     the orange cards' ink names it. The ink only takes away (its nearest colour's labels lose
     nothing), so a crop unlike every card still reads "none"."""
-    from vision.adapt import CalibrationParams, ink_cards, ink_signatures, reading_probabilities
+    from vision.adapt import CalibrationParams, ink_cards, ink_signatures, reading_probabilities, relative_ink
 
     deck = "uno-flip"
     labels = DECKS[deck].labels
@@ -379,9 +379,14 @@ def test_ink_reads_a_colour_twin_the_look_network_confuses_and_keeps_none_on_its
     np.testing.assert_allclose(cards[labels.index("wild")], inks[labels.index("wild")], atol=1e-6)  # ... a wild its own
     assert not cards[labels.index("red-8")].any()  # not shown
     assert not ink_cards(inks[:len(LABELS)], np.ones(len(LABELS), bool), LABELS, DECK).any()  # flip7: no colours
+    # A label kept from a version 3 profile has no ink: it takes its colour's, and adds nothing to it.
+    unmeasured = inks.copy()
+    unmeasured[orange[0]] = 0
+    kept = ink_cards(unmeasured, has, labels, deck)
+    np.testing.assert_allclose(kept[orange[0]], kept[orange[1]])
+    np.testing.assert_allclose(kept[orange[1]], _unit(inks[orange[1:]].mean(0)), atol=1e-6)
     crop = ink_signatures([in_light(uno_face("orange-8", 2, seed=1), 0.7, WARM)])
-    near = crop.astype(np.float64) @ cards.T
-    ink = np.where(has, near - near[:, has].max(axis=1, keepdims=True), 0.0)
+    ink = relative_ink(crop, cards)
     assert ink.max() == 0 and ink[0, labels.index("orange-8")] == 0 and ink[0, labels.index("blue-8")] < -0.1
     classes = len(labels) + 1
     nearest = np.where(has, 0.5, -1.0)[None]
@@ -397,6 +402,10 @@ def test_ink_reads_a_colour_twin_the_look_network_confuses_and_keeps_none_on_its
     assert read(0.5, nearest - 0.6, none=0.6) == "none"
 
 
+def _unit(v):
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
 def test_the_tuner_reads_the_ink_as_the_calibrated_classifier_does():
     """UNO Flip with the ink and the colour weighed in: the tuner's table (similarities cached once,
     read under any weights) names what the device's reading of the same crops names."""
@@ -405,6 +414,7 @@ def test_the_tuner_reads_the_ink_as_the_calibrated_classifier_does():
     from vision.adapt import CalibrationParams, describe, ink_signatures, model_alone_classes
     from vision.foreign_eval import WayReading, class_maps_for, named_labels, read_table
     from vision.geometry import turned_half_round
+    from vision.reading import both_ways_probabilities
 
     deck = "uno-flip"
     model = CardClassifier.load(deck)
@@ -417,6 +427,7 @@ def test_the_tuner_reads_the_ink_as_the_calibrated_classifier_does():
                                min_margin=0.2, colour_weight=0.25, ink_weight=0.5)
     reading = CalibratedClassifier(model, replace(profile, params=params), deck)
     device = [DECKS[deck].labels.index(p.label) if p.label else -1 for p in read_both_ways(reading, crops)]
+    device_probs = both_ways_probabilities(reading, crops)
     ways = []
     for way in (crops, [turned_half_round(c) for c in crops]):
         logits, embeddings = describe(model, reading.look, way)
@@ -429,6 +440,12 @@ def test_the_tuner_reads_the_ink_as_the_calibrated_classifier_does():
                        params.colour_weight, params.ink_weight)
     np.testing.assert_array_equal(named_labels(table, maps, params.min_confidence, params.min_margin), device)
     assert (np.array(device) >= 0).sum() > len(keep) // 2  # it did read cards
+    top2 = np.sort(device_probs, axis=1)[:, -2:]
+    np.testing.assert_allclose(table[1], top2[:, 1], atol=1e-5)   # confidence ...
+    np.testing.assert_allclose(table[2], top2[:, 1] - top2[:, 0], atol=1e-5)   # ... and margin, crop by crop
+    without = read_table(ways, y, maps, params.temperature, params.none_similarity, params.model_weight,
+                         params.colour_weight, 0.0)
+    assert np.abs(without[1] - table[1]).max() > 0.01  # the ink moved them
 
 
 def test_agreement_from_a_few_crops_does_not_switch_the_vote_on():
@@ -540,6 +557,11 @@ def test_update_replaces_only_the_labels_given(base, foreign, profile):
     others = np.arange(len(LABELS)) != LABELS.index("7")
     np.testing.assert_array_equal(updated.inks[others], profile.inks[others])
     assert not np.allclose(updated.inks[LABELS.index("7")], profile.inks[LABELS.index("7")])
+    # A profile keeps the parameters it was made with when a card is learnt again; shown the whole
+    # deck again, it is a new calibration and takes the deck's present ones (vision.adapt.params_for).
+    older = dataclasses.replace(profile, params=dataclasses.replace(profile.params, min_margin=0.77))
+    assert calibrate(base, DECK, {"7": [tight_crop("7")]}, update=older).params == older.params
+    assert calibrate(base, DECK, crops, update=older).params == profile.params
     # A label given no crop is kept, not emptied; nothing at all to learn is refused.
     assert calibrate(base, DECK, {"8": []}, update=updated).counts == updated.counts
     with pytest.raises(ValueError, match="no card crops"):

@@ -28,7 +28,7 @@ the reported figures; models/calibration.md):
   so a colour twin (pink 5 / purple 5) leans less on one capture;
 * in such a deck a label's similarity also gains ink_weight x how near the crop's *ink* is to the
   ink of its colour's cards, less the nearest colour's (ink_signature: the hue of its coloured
-  pixels and the lightness of the rest, after the brightest near-white pixels are made white,
+  pixels and the lightness of the rest, after the brightest near-white pixels are made neutral,
   which undoes most of a lamp's colour cast). The look network compares faces and lets a poor
   capture's colour drift; the pixels' hue is what an orange 8 and a blue 8 differ by, and the
   dozen cards of a colour pin it down (ink_cards, as colour_cards);
@@ -357,7 +357,7 @@ def not_a_card_views(crop_bgr: np.ndarray, rng: np.random.Generator, size: tuple
 def ink_signature(crop_bgr: np.ndarray) -> np.ndarray:
     """(INK_DIM,) of unit length: what colours a card crop is printed in, as far as the light allows.
     The crop is shrunk; where its brightest pixels are nearly white (the card's paper or white
-    print), each channel is scaled so that they are white, which undoes a lamp's colour cast (a
+    print), each channel is scaled so that they are neutral grey, which undoes a lamp's colour cast (a
     warm lamp turns a red card orange); then a histogram of the hue of its coloured pixels, each
     weighted by saturation x value and spread over the neighbouring bins (a hue on a bin's edge),
     beside the share of the other pixels in each band of lightness (a dark-side card's black
@@ -366,7 +366,8 @@ def ink_signature(crop_bgr: np.ndarray) -> np.ndarray:
 
     small = cv2.resize(crop_bgr, INK_SIZE, interpolation=cv2.INTER_AREA).astype(np.float32) / 255
     brightest = np.maximum(np.maximum(small[..., 0], small[..., 1]), small[..., 2]).ravel()
-    # the quantile's threshold exactly (linear interpolation puts it just above the k-1th value)
+    # np.quantile's 95 % threshold exactly, for a uint8 crop (its linear interpolation falls just
+    # above the (k-1)th value), at a third of the cost
     k = math.ceil(INK_WHITE_PATCH[0] * (len(brightest) - 1))
     light = small.reshape(-1, 3)[brightest >= np.partition(brightest, k)[k]].mean(axis=0)
     if 1 - light.min() / max(float(light.max()), 1e-6) < INK_WHITE_PATCH[1]:
@@ -420,7 +421,8 @@ def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, l
               look: LookModel | None = None) -> Profile:
     """A profile from captured card crops (BGR, any size) per label, embedded by `look` (default:
     the look model beside the classifier's). With `update`, the labels given crops replace that
-    profile's samples of those labels; the others are kept (a label given no crop is kept too)."""
+    profile's samples of those labels; the others are kept (a label given no crop is kept too), and
+    so are its parameters unless every label it holds is given again."""
     crops_by_label = {label: crops for label, crops in crops_by_label.items() if len(crops)}
     unknown = sorted(set(crops_by_label) - set(classifier.labels))
     if unknown:
@@ -435,7 +437,9 @@ def calibrate(classifier: CardClassifier, deck: str, crops_by_label: dict[str, l
         inks = update.inks.copy()
         counts = {lab: n for lab, n in update.counts.items() if lab not in crops_by_label}
         model_named = {lab: n for lab, n in update.model_named.items() if lab not in crops_by_label}
-        params = params or update.params
+        # Every label of the profile shown again is a new calibration: the deck's present
+        # parameters (and its inks, a version 3 profile had none), not the ones it was made with.
+        params = params or (params_for(deck) if set(update.counts) <= set(crops_by_label) else update.params)
     else:
         parts, counts, model_named = [], {}, {}
         inks = np.zeros((len(labels), INK_DIM), np.float32)
@@ -516,18 +520,15 @@ class CalibratedClassifier:
         """Per crop: for each label, the best cosine with that label's samples (-1: the label has
         no samples) and the cosine with the mean card of its colour (0: no samples); the best
         cosine with the "none" views (-1: none); with the crops' `inks` (ink_signatures), how near
-        each is to each label's colour's ink less the nearest colour's (<= 0; 0 without inks, for
-        a label without samples and in a deck without colours)."""
+        each is to each label's colour's ink less the nearest colour's (relative_ink: <= 0; 0
+        without inks, for a label without samples and in a deck without colours)."""
         z = self._normalised(embeddings)
         cos = z @ self.samples.T
         nearest = np.full((len(cos), len(self.profile.labels)), -1.0)
         for i, rows in self._rows.items():
             nearest[:, i] = cos[:, rows].max(axis=1)
         none = cos[:, self._none_rows].max(axis=1) if len(self._none_rows) else np.full(len(cos), -1.0)
-        ink = np.zeros_like(nearest)
-        if inks is not None and self._ink_cards.any():
-            near = inks.astype(np.float64) @ self._ink_cards.T
-            ink = np.where(self._has_samples, near - near[:, self._has_samples].max(axis=1, keepdims=True), 0.0)
+        ink = relative_ink(inks, self._ink_cards) if inks is not None else np.zeros_like(nearest)
         return Similarities(nearest, (z @ self._colour_cards.T).astype(np.float64), none, ink)
 
     def probabilities(self, crops_bgr) -> np.ndarray:
@@ -594,7 +595,9 @@ def ink_cards(inks: np.ndarray, has_samples: np.ndarray, labels, deck: str) -> n
     """(L, INK_DIM): for each label with samples, the mean ink of its colour's labels with samples,
     of unit length (as colour_cards: a dozen cards of one colour, each shown in its own light, say
     what its ink looks like better than one); a label without a colour (a wild) keeps its own; a
-    label without samples, and every label of a deck without colours, zeros."""
+    label without samples, and every label of a deck without colours, zeros. An ink of zeros (a
+    label kept from a version 3 profile by an update) is not measured: it does not enter its
+    colour's mean (and a wild without one has none)."""
     from rules.cards import DECKS
 
     colours = DECKS[deck].colours if deck in DECKS else {}
@@ -605,7 +608,21 @@ def ink_cards(inks: np.ndarray, has_samples: np.ndarray, labels, deck: str) -> n
     for i in np.flatnonzero(has_samples):
         groups.setdefault(colours.get(labels[i], ("no colour", i)), []).append(i)
     for members in groups.values():
-        out[members] = _unit(inks[members].astype(np.float64).mean(0))
+        measured = [i for i in members if inks[i].any()]
+        if measured:
+            out[members] = _unit(inks[measured].astype(np.float64).mean(0))
+    return out
+
+
+def relative_ink(crop_inks: np.ndarray, cards: np.ndarray) -> np.ndarray:
+    """(N, L): each crop's ink (ink_signatures) against each label's colour's ink (ink_cards), less
+    the nearest colour's: 0 for the labels of the crop's nearest colour, below 0 for the others,
+    0 for a label without an ink card. Only taking away keeps "none" on its scale."""
+    inked = cards.any(axis=1)
+    out = np.zeros((len(crop_inks), len(cards)))
+    if inked.any():
+        near = crop_inks.astype(np.float64) @ cards[inked].T
+        out[:, inked] = near - near.max(axis=1, keepdims=True)
     return out
 
 

@@ -63,7 +63,7 @@ MODEL_WEIGHTS = (1.0, 2.0, 4.0, 8.0)
 ONE_CARD_CASES = 2
 # The colour's weight (CalibrationParams.colour_weight) the tuner tries for a deck whose cards'
 # colours are part of what they are (rules.cards.Deck.colours); 0 for the others.
-# (0, 0.25, 0.5, 0.75, 1 until the inks came: it never chose more than 0.25.)
+# (0, 0.25, 0.5, 0.75, 1 until the inks came: it never chose more than 0.5.)
 COLOUR_WEIGHTS = (0.0, 0.25, 0.5)
 # The ink's weight (CalibrationParams.ink_weight) it tries for such a deck (0 for the others): a
 # throwaway sweep on UNO Flip's cached tuning crops found 0.2-0.35 alike, 0.1 and 1 worse.
