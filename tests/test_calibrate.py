@@ -365,7 +365,7 @@ def test_ink_reads_a_colour_twin_the_look_network_confuses_and_keeps_none_on_its
     """A crop whose nearest sample is the blue 8's but whose ink is orange: with the ink's weight
     the orange cards' ink names it. The ink only takes away (its nearest colour's labels lose
     nothing), so a crop unlike every card still reads "none"."""
-    from vision.adapt import CalibrationParams, ink_cards, ink_signatures, reading_probabilities, relative_ink
+    from vision.adapt import CalibrationParams, colour_means, ink_signatures, reading_probabilities, relative_ink
 
     deck = "uno-flip"
     labels = DECKS[deck].labels
@@ -373,16 +373,16 @@ def test_ink_reads_a_colour_twin_the_look_network_confuses_and_keeps_none_on_its
     has = np.isin(labels, shown)
     inks = np.zeros((len(labels), INK_DIM), np.float32)
     inks[[labels.index(lab) for lab in shown]] = ink_signatures([uno_face(lab, 2) for lab in shown])
-    cards = ink_cards(inks, has, labels, deck)
+    cards = colour_means(inks, has, labels, deck)
     orange = [labels.index(f"orange-{n}") for n in range(1, 10)]
     np.testing.assert_allclose(cards[orange[0]], cards[orange[-1]])  # one ink per colour ...
     np.testing.assert_allclose(cards[labels.index("wild")], inks[labels.index("wild")], atol=1e-6)  # ... a wild its own
     assert not cards[labels.index("red-8")].any()  # not shown
-    assert not ink_cards(inks[:len(LABELS)], np.ones(len(LABELS), bool), LABELS, DECK).any()  # flip7: no colours
+    assert not colour_means(inks[:len(LABELS)], np.ones(len(LABELS), bool), LABELS, DECK).any()  # flip7: no colours
     # A label kept from a version 3 profile has no ink: it takes its colour's, and adds nothing to it.
     unmeasured = inks.copy()
     unmeasured[orange[0]] = 0
-    kept = ink_cards(unmeasured, has, labels, deck)
+    kept = colour_means(unmeasured, has, labels, deck)
     np.testing.assert_allclose(kept[orange[0]], kept[orange[1]])
     np.testing.assert_allclose(kept[orange[1]], _unit(inks[orange[1:]].mean(0)), atol=1e-6)
     crop = ink_signatures([in_light(uno_face("orange-8", 2, seed=1), 0.7, WARM)])
@@ -861,15 +861,15 @@ def test_tuning_per_deck_searches_a_set_for_each_deck_and_new_profiles_take_thei
 
 
 def test_tuning_tries_the_colours_weight_only_where_colours_tell_cards_apart():
-    from vision.foreign_eval import COLOUR_WEIGHTS, colour_weights
+    from vision.foreign_eval import COLOUR_WEIGHTS, INK_WEIGHTS, where_colours_tell
 
-    assert colour_weights(["flip7", "flip7-vengeance"]) == (0.0,)
-    assert colour_weights(["uno-flip"]) == colour_weights(["flip7", "uno-flip"]) == COLOUR_WEIGHTS
+    assert where_colours_tell(["flip7", "flip7-vengeance"], COLOUR_WEIGHTS) == (0.0,)
+    assert (where_colours_tell(["uno-flip"], COLOUR_WEIGHTS) == where_colours_tell(["flip7", "uno-flip"], COLOUR_WEIGHTS)
+            == COLOUR_WEIGHTS)
     assert 0.0 in COLOUR_WEIGHTS  # the colour may also be left out
-    from vision.foreign_eval import INK_WEIGHTS, ink_weights
 
-    assert ink_weights(["flip7", "flip7-vengeance"]) == (0.0,)
-    assert ink_weights(["uno-flip"]) == INK_WEIGHTS and 0.0 in INK_WEIGHTS
+    assert where_colours_tell(["flip7", "flip7-vengeance"], INK_WEIGHTS) == (0.0,)
+    assert where_colours_tell(["uno-flip"], INK_WEIGHTS) == INK_WEIGHTS and 0.0 in INK_WEIGHTS
 
 
 def test_tuning_asks_the_margin_of_foreign_printings_and_the_targets_of_the_family():

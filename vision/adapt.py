@@ -31,7 +31,7 @@ the reported figures; models/calibration.md):
   pixels and the lightness of the rest, after the brightest near-white pixels are made neutral,
   which undoes most of a lamp's colour cast). The look network compares faces and lets a poor
   capture's colour drift; the pixels' hue is what an orange 8 and a blue 8 differ by, and the
-  dozen cards of a colour pin it down (ink_cards, as colour_cards);
+  dozen cards of a colour pin it down (colour_means, as for colour_cards);
 * "none" competes as a virtual sample at similarity none_similarity or at its best cosine with
   the deck's "none" views, whichever is higher: a crop unlike every card of the deck, or like a
   part of one, is not named;
@@ -506,7 +506,7 @@ class CalibratedClassifier:
         self._none_rows = np.flatnonzero(profile.sample_labels < 0)
         self._has_samples = np.isin(np.arange(len(profile.labels)), present)
         self._colour_cards = colour_cards(self.samples, self.sample_labels, profile.labels, deck)
-        self._ink_cards = ink_cards(profile.inks, self._has_samples, profile.labels, deck)
+        self._ink_cards = colour_means(profile.inks, self._has_samples, profile.labels, deck)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -569,53 +569,43 @@ class Similarities(NamedTuple):
 
 def colour_cards(samples: np.ndarray, sample_labels: np.ndarray, labels, deck: str) -> np.ndarray:
     """(L, D): for each label with samples, the mean card of its colour: the mean of the mean
-    directions of every label of that colour with samples (rules.cards.Deck.colours), of unit
-    length. Cards of one colour share their ink, so a dozen cards shown once each, in a dozen
-    lights, say what that ink looks like far better than one card's sample does: a pink 5 close to
-    the purple 5's sample is still nearer the pink cards than the purple ones. A label without a
-    colour (a wild), or alone in its colour among the labels shown, has its own mean; a label
-    without samples, zeros; every label of a deck without colours, zeros (colour_weight changes
-    nothing there)."""
+    directions of every label of that colour with samples (colour_means), of unit length. Cards of
+    one colour share their ink, so a dozen cards shown once each, in a dozen lights, say what that
+    ink looks like far better than one card's sample does: a pink 5 close to the purple 5's sample
+    is still nearer the pink cards than the purple ones. A label without a colour (a wild), or
+    alone in its colour among the labels shown, has its own mean; a label without samples, zeros;
+    every label of a deck without colours, zeros (colour_weight changes nothing there)."""
+    means = np.zeros((len(labels), samples.shape[1]))
+    present = np.unique(sample_labels[sample_labels >= 0])
+    for i in present:
+        means[i] = _unit(samples[sample_labels == i].astype(np.float64).mean(0))
+    return colour_means(means, np.isin(np.arange(len(labels)), present), labels, deck).astype(np.float32)
+
+
+def colour_means(vectors: np.ndarray, shown: np.ndarray, labels, deck: str) -> np.ndarray:
+    """(L, D): every label `shown` (a mask) gets the unit mean of the vectors of its colour's labels
+    shown (rules.cards.Deck.colours) whose vector was measured (not all zeros: an ink kept from a
+    version 3 profile by an update enters no mean); a label without a colour (a wild) is a colour
+    of its own. The other labels, and every label of a deck without colours, zeros. What
+    colour_cards gives of the look embeddings, and the inks' colours (CalibratedClassifier)."""
     from rules.cards import DECKS
 
     colours = DECKS[deck].colours if deck in DECKS else {}
-    out = np.zeros((len(labels), samples.shape[1]))
-    if not colours:
-        return out.astype(np.float32)
-    groups: dict = {}
-    for i in np.unique(sample_labels[sample_labels >= 0]):
-        out[i] = _unit(samples[sample_labels == i].astype(np.float64).mean(0))
-        groups.setdefault(colours.get(labels[i], ("no colour", i)), []).append(i)
-    for members in groups.values():
-        out[members] = _unit(out[members].mean(0))     # (one member: its own mean, as it was)
-    return out.astype(np.float32)
-
-
-def ink_cards(inks: np.ndarray, has_samples: np.ndarray, labels, deck: str) -> np.ndarray:
-    """(L, INK_DIM): for each label with samples, the mean ink of its colour's labels with samples,
-    of unit length (as colour_cards: a dozen cards of one colour, each shown in its own light, say
-    what its ink looks like better than one); a label without a colour (a wild) keeps its own; a
-    label without samples, and every label of a deck without colours, zeros. An ink of zeros (a
-    label kept from a version 3 profile by an update) is not measured: it does not enter its
-    colour's mean (and a wild without one has none)."""
-    from rules.cards import DECKS
-
-    colours = DECKS[deck].colours if deck in DECKS else {}
-    out = np.zeros((len(labels), INK_DIM))
+    out = np.zeros((len(labels), vectors.shape[1]))
     if not colours:
         return out
     groups: dict = {}
-    for i in np.flatnonzero(has_samples):
+    for i in np.flatnonzero(shown):
         groups.setdefault(colours.get(labels[i], ("no colour", i)), []).append(i)
     for members in groups.values():
-        measured = [i for i in members if inks[i].any()]
+        measured = [i for i in members if vectors[i].any()]
         if measured:
-            out[members] = _unit(inks[measured].astype(np.float64).mean(0))
+            out[members] = _unit(vectors[measured].astype(np.float64).mean(0))
     return out
 
 
 def relative_ink(crop_inks: np.ndarray, cards: np.ndarray) -> np.ndarray:
-    """(N, L): each crop's ink (ink_signatures) against each label's colour's ink (ink_cards), less
+    """(N, L): each crop's ink (ink_signatures) against each label's colour's ink (colour_means), less
     the nearest colour's: 0 for the labels of the crop's nearest colour, below 0 for the others,
     0 for a label without an ink card. Only taking away keeps "none" on its scale."""
     inked = cards.any(axis=1)

@@ -501,20 +501,13 @@ def named_wrongly(table, class_maps: tuple, min_confidence: float, min_margin: f
     return int(((named >= 0) & (named != y)).sum())
 
 
-def colour_weights(decks) -> tuple[float, ...]:
-    """The colour's weights the tuner tries for these decks: COLOUR_WEIGHTS if any of them has
-    cards whose colour is part of what they are, else only 0 (the weight would change nothing)."""
+def where_colours_tell(decks, weights: tuple[float, ...]) -> tuple[float, ...]:
+    """The colour's or the ink's weights (COLOUR_WEIGHTS, INK_WEIGHTS) the tuner tries for these
+    decks: all of them if any deck has cards whose colour is part of what they are, else only 0
+    (the weight would change nothing)."""
     from rules.cards import DECKS
 
-    return COLOUR_WEIGHTS if any(DECKS[deck].colours for deck in decks) else (0.0,)
-
-
-def ink_weights(decks) -> tuple[float, ...]:
-    """The ink's weights the tuner tries for these decks: INK_WEIGHTS if any of them has cards
-    whose colour is part of what they are, else only 0."""
-    from rules.cards import DECKS
-
-    return INK_WEIGHTS if any(DECKS[deck].colours for deck in decks) else (0.0,)
+    return weights if any(DECKS[deck].colours for deck in decks) else (0.0,)
 
 
 def required_accuracy(kind: str, samples: int, accuracy: dict[int, float], family_floor: float) -> float:
@@ -633,8 +626,8 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
     def search(keys):
         """The best parameter set for the tuning sets `keys` (module docstring's objective)."""
         best = None
-        colours = colour_weights([deck for deck, _, _ in keys])
-        inks = ink_weights([deck for deck, _, _ in keys])
+        colours = where_colours_tell([deck for deck, _, _ in keys], COLOUR_WEIGHTS)
+        inks = where_colours_tell([deck for deck, _, _ in keys], INK_WEIGHTS)
         # (A label's similarity with its colour's reaches 1 + colour_weight: "none" is tried that high.)
         nones = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8) + ((0.9, 1.0) if max(colours) else ())
         for temperature, none_similarity, model_weight, colour_weight, ink_weight in itertools.product(
