@@ -831,6 +831,31 @@ def test_foreign_eval_measures_other_scoring_parameters_and_refuses_unknown_ones
     assert "--params" in capsys.readouterr().err
 
 
+def test_runs_of_a_few_printings_pool_to_the_run_of_them_all_and_misfits_are_refused(tmp_path, capsys):
+    from vision.foreign_eval import POOLED_CONDITIONS, evaluate_deck, main as foreign_eval, pool_reports
+
+    both = evaluate_deck(DECK, None, 11, 2, 1)
+    first, second = evaluate_deck(DECK, None, 11, 1, 1), evaluate_deck(DECK, None, 12, 1, 1)
+    pooled = pool_reports([first, second])
+    assert pooled["printings"] == [11, 12]
+    for name in POOLED_CONDITIONS:
+        for key in ("cards", "accuracy_accepted", "rejected", "none_crops", "none_accepted"):
+            assert pooled[name][key] == pytest.approx(both[name][key]), (name, key)
+        assert pooled[name]["wrong"] == round(pooled[name]["accepted"] * (1 - pooled[name]["accuracy_accepted"]))
+    paths = []
+    for name, report in (("a", first), ("b", second), ("c", dict(first, deck="flip7-vengeance")), ("d", both)):
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(report))
+    (tmp_path / "bad.json").write_text("{not json")
+    assert foreign_eval(["--pool", str(paths[0]), str(paths[1])]) == 0
+    assert "2 foreign printings (11..12)" in capsys.readouterr().out
+    for names, why in (((0, 2), "differ in deck"), ((0, 3), "printing 11 is in two reports")):
+        assert foreign_eval(["--pool", *(str(paths[i]) for i in names)]) == 2
+        assert why in capsys.readouterr().err
+    assert foreign_eval(["--pool", str(paths[0]), str(tmp_path / "bad.json")]) == 2
+    assert "bad.json: not a report" in capsys.readouterr().err
+
+
 def test_tuning_searches_one_parameter_set_for_every_deck_named():
     from vision.adapt import CalibrationParams
     from vision.foreign_eval import tune

@@ -3,6 +3,8 @@
     python -m vision.foreign_eval --deck flip7 --printings 24   # the figures of models/calibration.md
     python -m vision.foreign_eval --tune flip7 flip7-vengeance uno-flip --printings 40 --test-per-label 6 --per-deck --bound 0.05
                                                           # choose vision.adapt.DECK_PARAMS
+    python -m vision.foreign_eval --deck flip7 --printings 12 --seed 536 --json > r536.json
+    python -m vision.foreign_eval --pool r524.json r536.json   # runs pooled: the reading over all their printings
 
 Cards are drawn by vision.render_foreign (printings unlike anything vision.render draws: other
 layouts, palettes, stroke fonts) and captured by the scene synthesiser (vision.synth.make_scene:
@@ -680,6 +682,66 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
     return {"decks": decks, **search(list(sets))}
 
 
+POOLED_CONDITIONS = ("before, second look", "1 sample, second look", "3 samples, second look")
+# what reports must share to be pooled: the same reading of the same deck
+POOL_KEYS = ("deck", "style", "model", "look_sha256", "params", "test_per_label")
+
+
+def pool_reports(reports: list[dict]) -> dict:
+    """The device's reading (before, 1 and 3 samples) over every printing of several reports of
+    evaluate_deck (--json) of one deck, style, models, parameters and crops per label, on printings
+    none of them share: the counts summed (a printing's reading does not depend on the run it is
+    in). So runs of twelve printings give the figure of all of them. Raises ValueError if the
+    reports do not fit together."""
+    if not reports:
+        raise ValueError("no reports to pool")
+    for key in POOL_KEYS:
+        values = {json.dumps(r.get(key), sort_keys=True) for r in reports}
+        if len(values) > 1:
+            raise ValueError(f"the reports differ in {key}: {', '.join(sorted(values))}")
+    seen: dict[int, int] = {}
+    for r in reports:
+        for printing in range(r["seed"], r["seed"] + r["printings"]):
+            if printing in seen:
+                raise ValueError(f"printing {printing} is in two reports (seeds {seen[printing]} and {r['seed']})")
+            seen[printing] = r["seed"]
+    pooled = {key: reports[0][key] for key in POOL_KEYS}
+    pooled["printings"] = sorted(seen)
+    for name in POOLED_CONDITIONS:
+        cards = sum(r[name]["cards"] for r in reports)
+        accepted = sum(round(r[name]["cards"] * (1 - r[name]["rejected"])) for r in reports)
+        right = sum(round(r[name]["cards"] * (1 - r[name]["rejected"]) * r[name]["accuracy_accepted"]) for r in reports)
+        nones = sum(r[name]["none_crops"] for r in reports)
+        none_taken = sum(round(r[name]["none_crops"] * r[name]["none_accepted"]) for r in reports)
+        pooled[name] = {"cards": cards, "accepted": accepted, "wrong": accepted - right,
+                        "accuracy_accepted": right / accepted if accepted else 0.0,
+                        "rejected": 1 - accepted / max(1, cards), "none_crops": nones,
+                        "none_accepted": none_taken / nones if nones else 0.0}
+    return pooled
+
+
+def _print_pooled(p: dict) -> None:
+    printings = p["printings"]
+    runs = ", ".join(f"{a}..{b}" for a, b in _ranges(printings))
+    print(f"{p['deck']}: {len(printings)} {p['style']} printings ({runs}), as the device reads a card "
+          f"(look model sha256 {p['look_sha256'][:12]}…)")
+    for name in POOLED_CONDITIONS:
+        s = p[name]
+        print(f"  {name.split(',')[0]:<10} {100 * s['accuracy_accepted']:6.2f}% among accepted ({s['wrong']} wrong of "
+              f"{s['accepted']}), {100 * s['rejected']:5.2f}% of {s['cards']} cards rejected, "
+              f"{100 * s['none_accepted']:5.2f}% of {s['none_crops']} none crops accepted")
+
+
+def _ranges(numbers: list[int]) -> list[tuple[int, int]]:
+    out: list[list[int]] = []
+    for n in numbers:
+        if out and n == out[-1][1] + 1:
+            out[-1][1] = n
+        else:
+            out.append([n, n])
+    return [(a, b) for a, b in out]
+
+
 def _print_report(r: dict) -> None:
     print(f"{r['deck']}: {r['printings']} {r['style']} printings, {r['before']['cards']} test cards, "
           f"{r['before']['none_crops']} none crops (model {r['model']}, look model {r['look_model']} "
@@ -753,8 +815,29 @@ def main(argv: list[str] | None = None) -> int:
                         help='scoring parameters to measure instead of the defaults, e.g. \'{"temperature": 0.08}\' '
                              "(fields of vision.adapt.CalibrationParams; the others keep their defaults)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--pool", nargs="+", metavar="REPORT",
+                        help="instead of measuring, pool reports of earlier runs (their --json output) of one "
+                             "deck on printings none of them share: the device's reading over all their printings")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.pool:
+        try:
+            reports = []
+            for path in args.pool:
+                try:
+                    with open(path, encoding="utf-8") as f:
+                        reports.append(json.load(f))
+                except (OSError, json.JSONDecodeError) as error:
+                    raise ValueError(f"{path}: not a report of --json ({error})") from None
+            pooled = pool_reports(reports)
+        except (KeyError, TypeError) as error:
+            print(f"foreign_eval: --pool: a report lacks {error}", file=sys.stderr)
+            return 2
+        except ValueError as error:
+            print(f"foreign_eval: --pool: {error}", file=sys.stderr)
+            return 2
+        print(json.dumps(pooled, indent=2)) if args.json else _print_pooled(pooled)
+        return 0
     import cv2
 
     cv2.setNumThreads(1)
