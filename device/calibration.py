@@ -1,9 +1,11 @@
 """The device's calibration walk: the user shows each card of their deck once, the device learns
 its look (vision.adapt) and keeps the profile in the state directory.
 
-Screens (OLED): "CALIBRATE 3/22" / "show: 7 — ok" / "card seen", "no card yet" or "take it
-away". Buttons: `ok` takes the card lying in the deal zone for the label shown (only when a card
-is seen) and goes on; after a card is taken, the next is only seen once the zone has been clear
+Screens (OLED): "CALIBRATE 3/22" / "show: 7 — ok" / "card seen", "hold still", "no card yet" or
+"take it away". A card is seen only once the picture has been still for a few frames
+(vision.placement.StillPicture): a photo taken as the hand lets go of the card, smeared or with
+fingers on it, would be the label's only sample. Buttons: `ok` takes the card lying in the deal
+zone for the label shown (only when a card is seen) and goes on; after a card is taken, the next is only seen once the zone has been clear
 for a frame, so a card left lying is never learnt as the next label; `next` skips this label (a label never shown keeps its old samples, or is read by the
 model alone as far as it reads the cards shown: vision.adapt); `back` returns to the previous label; `back` held stops without saving. After the last
 label the profile is written (atomically) and `finished` is set; `result` holds the calibrated
@@ -68,8 +70,10 @@ class CalibrationFlow:
         self.index = 0
         self.picking = pick
         self.crops: dict[str, list] = {}
-        self.current = None          # the crop of the card now in view, or None
+        self.current = None          # the crop of the card now lying still in view, or None
+        self.in_view = False         # a card is in view (still or not)
         self.cleared = True          # the zone was clear since the last card was taken
+        self._still = None           # vision.placement.StillPicture, made at the first frame
         self.finished = False
         self.result = None           # the CalibratedClassifier once saved
         self.summary = ""
@@ -77,17 +81,21 @@ class CalibrationFlow:
     # -- inputs ----------------------------------------------------------------------------------
 
     def on_frame(self, frame_bgr) -> None:
-        """Keep the crop of the largest card in view (none: None)."""
+        """Keep the crop of the largest card in view once the picture is still (else None)."""
         import cv2
 
         from vision.geometry import warp_card
         from vision.locate import find_cards
+        from vision.placement import StillPicture
 
         if self.finished or self.picking:
             return
+        self._still = self._still or StillPicture()
+        still = self._still.feed(frame_bgr)
         quads = find_cards(frame_bgr)
         self.cleared = self.cleared or not quads
-        self.current = warp_card(frame_bgr, max(quads, key=cv2.contourArea)) if quads and self.cleared else None
+        self.in_view = bool(quads) and self.cleared
+        self.current = warp_card(frame_bgr, max(quads, key=cv2.contourArea)) if self.in_view and still else None
 
     def on_button(self, press: ButtonPress) -> None:
         if self.finished:
@@ -105,7 +113,7 @@ class CalibrationFlow:
         elif press.button == "ok":
             if self.current is not None:
                 self.crops.setdefault(self.labels[self.index], []).append(self.current)
-                self.current, self.cleared = None, False  # the next label needs the zone cleared first
+                self.current, self.in_view, self.cleared = None, False, False  # the next label needs the zone cleared first
                 self._advance()
         elif press.button == "next":
             self._advance()
@@ -121,7 +129,8 @@ class CalibrationFlow:
         label = self.labels[self.index]
         if self.picking:
             return ChoiceScreen("calibrate which card?", label, f"{self.index + 1}/{len(self.labels)}")
-        seen = "card seen" if self.current is not None else "no card yet" if self.cleared else "take it away"
+        seen = ("card seen" if self.current is not None else "hold still" if self.in_view
+                else "no card yet" if self.cleared else "take it away")
         return MessageScreen(f"CALIBRATE {self.index + 1}/{len(self.labels)}", (f"show: {label} — ok", seen))
 
     # -- inner -----------------------------------------------------------------------------------

@@ -625,26 +625,32 @@ def _empty_table(seed: int) -> np.ndarray:
     return make_surface(np.random.default_rng(seed), (640, 480), "heldout").astype(np.uint8)
 
 
+def _lay(flow, frame, frames: int = 3) -> None:
+    """The card lies still in view: the same picture for a few frames (the walk waits for it)."""
+    for _ in range(frames):
+        flow.on_frame(frame)
+
+
 def test_menu_walk_with_scripted_buttons(tmp_path, base):
     path = profile_path(tmp_path, DECK)
     flow = CalibrationFlow(base, DECK, path)
     assert flow.screen().title == f"CALIBRATE 1/{len(LABELS)}" and flow.screen().lines == ("show: 0 — ok", "no card yet")
     flow.on_button(ButtonPress("ok"))                 # no card in view: nothing is taken
     assert flow.index == 0
-    flow.on_frame(_frame_with("0", 1))
+    _lay(flow, _frame_with("0", 1))
     assert flow.screen().lines[1] == "card seen"
     flow.on_button(ButtonPress("ok"))                 # 0 learnt
-    flow.on_frame(_frame_with("0", 1))                # the 0 still lies there: not taken for 1
+    _lay(flow, _frame_with("0", 1))                   # the 0 still lies there: not taken for 1
     assert flow.screen().lines == ("show: 1 — ok", "take it away")
     flow.on_button(ButtonPress("ok"))
     assert flow.index == 1
     flow.on_frame(_empty_table(3))
-    flow.on_frame(_frame_with("1", 2))
+    _lay(flow, _frame_with("1", 2))
     flow.on_button(ButtonPress("ok"))                 # 1 learnt
     flow.on_button(ButtonPress("back"))               # ... back to 1, its sample dropped
     assert flow.screen().lines[0] == "show: 1 — ok" and "1" not in flow.crops
     flow.on_frame(_empty_table(2))
-    flow.on_frame(_frame_with("1", 6))
+    _lay(flow, _frame_with("1", 6))
     assert flow.screen().lines[1] == "card seen"
     flow.on_button(ButtonPress("ok"))
     for _ in LABELS[2:]:
@@ -659,12 +665,33 @@ def test_menu_walk_with_scripted_buttons(tmp_path, base):
         again.on_button(ButtonPress("next"))
     assert again.screen().option == "7"
     again.on_button(ButtonPress("ok"))
-    again.on_frame(_frame_with("7", 4))
+    _lay(again, _frame_with("7", 4))
     again.on_button(ButtonPress("ok"))
     assert again.finished and Profile.load(path).counts == {"0": 1, "1": 1, "7": 1}
 
     classifier, problem = load_stored(base, DECK, tmp_path)
     assert isinstance(classifier, CalibratedClassifier) and problem is None
+
+
+def test_menu_walk_takes_a_card_only_once_the_picture_is_still(tmp_path, base):
+    """A card moving in the zone (the hand still letting go of it) is not taken: its photo would
+    be the label's only sample. The walk says "hold still" and takes it once the picture is."""
+    flow = CalibrationFlow(base, DECK, profile_path(tmp_path, DECK))
+    moving = [_frame_with("0", 1), _frame_with("0", 8)]     # the card in another place each frame
+    for frame in moving * 2:
+        flow.on_frame(frame)
+        assert flow.screen().lines[1] == "hold still" and flow.current is None
+    flow.on_button(ButtonPress("ok"))
+    assert flow.index == 0 and not flow.crops                   # nothing taken
+    flow.on_frame(moving[0])                                    # moved again, then lies still:
+    flow.on_frame(moving[0])
+    assert flow.screen().lines[1] == "hold still"               # the same picture twice: not yet
+    flow.on_frame(moving[0])
+    assert flow.screen().lines[1] == "card seen"
+    flow.on_button(ButtonPress("ok"))
+    assert flow.index == 1 and len(flow.crops["0"]) == 1
+    _lay(flow, _empty_table(3))
+    assert flow.screen().lines[1] == "no card yet"
 
 
 def test_menu_walk_stopped_saves_nothing_and_a_bad_stored_profile_is_not_used(tmp_path, base):

@@ -758,6 +758,37 @@ class PlacementDetector:
         return cv2.countNonZero(cv2.bitwise_and(region, mask)) / left
 
 
+class StillPicture:
+    """Whether the camera's picture has stopped changing, judged as PlacementDetector judges it
+    with its defaults: the frame shrunk to grey, more than `change_pixels` of its pixels changed
+    by more than `pixel_threshold` grey levels = moving; still = unchanged from the frame before
+    and from the first frame of the still run (a hand slowing down moves a little each frame and a
+    lot over a few) for `frames` frames in a row. For a caller that only needs to know when a card
+    lies still (the calibration walk): the detector keeps its own, with its light handling."""
+
+    def __init__(self, frames: int = 2, long_side: int = 160, pixel_threshold: int = 18, change_pixels: int = 12):
+        self.frames, self.long_side = frames, long_side
+        self.pixel_threshold, self.change_pixels = pixel_threshold, change_pixels
+        self._previous = self._first = None
+        self._still = 0
+
+    def feed(self, frame_bgr: np.ndarray) -> bool:
+        tiny = cv2.cvtColor(_shrunk(frame_bgr, self.long_side), cv2.COLOR_BGR2GRAY)
+        moving = self._previous is None or self._previous.shape != tiny.shape or self._changed(tiny, self._previous)
+        if not moving and self._still > 0:
+            moving = self._changed(tiny, self._first)
+        if moving:
+            self._still = 0
+        else:
+            self._first = tiny if self._still == 0 else self._first
+            self._still += 1
+        self._previous = tiny
+        return self._still >= self.frames
+
+    def _changed(self, a: np.ndarray, b: np.ndarray) -> bool:
+        return int(np.count_nonzero(cv2.absdiff(a, b) > self.pixel_threshold)) > self.change_pixels
+
+
 def _shrunk(frame, long_side: int) -> np.ndarray:
     h, w = frame.shape[:2]
     s = long_side / max(h, w)
