@@ -11,9 +11,18 @@ model alone as far as it reads the cards shown: vision.adapt); `back` returns to
 label the profile is written (atomically) and `finished` is set; `result` holds the calibrated
 classifier for the placement detector.
 
+The photos are kept beside the profile, in the folder `tablemate calibrate --from` reads
+(photos_folder: one sub-folder per label), the newest PHOTOS_PER_CARD of each card: walking the
+deck again adds a photo of each card shown, and the profile is made anew from every photo kept
+(vision.adapt.calibrate). One walk reads a deck as "1 sample" does in models/calibration.md,
+three walks as "3 samples" (one photo is often enough, and a deck whose look-alike numerals one
+photo catches badly reads surer with three). The summary says how many photos each card has.
+
 Re-calibrating one card: `CalibrationFlow(..., pick=True)` first shows "which card?" and `next`
-cycles the labels, `ok` picks one; only that label is learnt again, the others are kept from
-the stored profile.
+cycles the labels, `ok` picks one; only that label is learnt again, from the new photo alone (its
+old photos are dropped: a card read wrongly may owe it to one of them), the others are kept.
+A label of the stored profile without kept photos (a profile made before the photos were kept)
+keeps its samples.
 
 How the appliance wires it (device/table.py menu item and device/appliance.py frame loop, owned
 by the device engineer):
@@ -38,10 +47,61 @@ from device.screens import ChoiceScreen, MessageScreen
 log = logging.getLogger(__name__)
 
 PROFILE_FOLDER = "calibration"
+PHOTOS_PER_CARD = 3     # "3 samples" in models/calibration.md: the most any figure there was measured with
 
 
 def profile_path(state_dir: str | Path, deck: str) -> Path:
     return Path(state_dir) / PROFILE_FOLDER / f"{deck}.npz"
+
+
+def photos_folder(profile: Path) -> Path:
+    """Where the walk keeps the photos a profile is made from: beside it, named by its deck."""
+    return profile.with_suffix("")
+
+
+def keep_photos(folder: Path, crops: dict, replace: bool = False) -> None:
+    """Write each label's new crops into its sub-folder (numbered on from its newest photo); with
+    `replace`, its old photos go first; then only its newest PHOTOS_PER_CARD are kept."""
+    import cv2
+
+    from rules.cards import label_to_dirname
+
+    for label, new in crops.items():
+        where = folder / label_to_dirname(label)
+        where.mkdir(parents=True, exist_ok=True)
+        old = sorted(where.glob("*.png"))
+        if replace:
+            for photo in old:
+                photo.unlink()
+            old = []
+        number = int(old[-1].stem) + 1 if old and old[-1].stem.isdigit() else 1
+        for crop in new:
+            encoded, data = cv2.imencode(".png", crop, [cv2.IMWRITE_PNG_COMPRESSION, 3])
+            if not encoded:
+                raise OSError(f"could not encode a photo of {label}")
+            part = where / f"{number:04d}.png.part"    # written whole, then named: a cut leaves no half photo
+            part.write_bytes(data.tobytes())
+            part.replace(where / f"{number:04d}.png")
+            number += 1
+        for photo in sorted(where.glob("*.png"))[:-PHOTOS_PER_CARD]:
+            photo.unlink()
+
+
+def kept_photos(folder: Path, deck: str) -> dict:
+    """{label: [crops]} of the photos kept in `folder` (an unreadable one is logged and left out)."""
+    import cv2
+
+    from rules.cards import DECKS, label_to_dirname
+
+    crops = {}
+    for label in DECKS[deck].labels:
+        for photo in sorted((folder / label_to_dirname(label)).glob("*.png")):
+            crop = cv2.imread(str(photo))
+            if crop is None:
+                log.warning("calibration photo %s is unreadable: left out", photo)
+                continue
+            crops.setdefault(label, []).append(crop)
+    return crops
 
 
 def load_stored(base, deck: str, state_dir: str | Path):
@@ -125,7 +185,9 @@ class CalibrationFlow:
 
     def screen(self):
         if self.finished:
-            return MessageScreen("CALIBRATED" if self.result is not None else "NOT SAVED", (self.summary,))
+            surer = self.result is not None and min(self.result.profile.counts.values()) < PHOTOS_PER_CARD
+            return MessageScreen("CALIBRATED" if self.result is not None else "NOT SAVED",
+                                 (self.summary, "again: reads surer") if surer else (self.summary,))
         label = self.labels[self.index]
         if self.picking:
             return ChoiceScreen("calibrate which card?", label, f"{self.index + 1}/{len(self.labels)}")
@@ -161,9 +223,22 @@ class CalibrationFlow:
             except ProfileError as error:
                 log.warning("the stored profile is replaced: %s", error)
                 previous = None
-        profile = calibrate(self.base, self.deck, self.crops, update=previous, look=look)
+        folder = photos_folder(self.path)
+        replace = len(self.labels) == 1          # one card learnt again: from its new photo alone
+        try:
+            keep_photos(folder, self.crops, replace)
+            crops = kept_photos(folder, self.deck)
+        except OSError as error:                 # (a full card, say) this walk's photos are still learnt
+            log.error("calibration photos not kept in %s: %s", folder, error)
+            crops = kept_photos(folder, self.deck)
+            for label, new in self.crops.items():
+                crops[label] = (([] if replace else crops.get(label, [])) + new)[-PHOTOS_PER_CARD:]
+        profile = calibrate(self.base, self.deck, crops, update=previous, look=look)
         profile.save(self.path)
         self.result = CalibratedClassifier(self.base, profile, self.deck, source=f"profile {self.path}")
         missing = profile.missing()
-        self.summary = f"{len(self.crops)} cards learnt" + (f", {len(missing)} not shown" if missing else "")
-        log.info("calibration saved to %s: %s", self.path, self.summary)
+        photos = sorted(set(profile.counts.values()))
+        each = f"{photos[0]} photo{'s' if photos[0] > 1 else ''} each" if len(photos) == 1 else \
+            f"{photos[0]}-{photos[-1]} photos each"
+        self.summary = f"{len(self.crops)} learnt, {each}" + (f", {len(missing)} not shown" if missing else "")
+        log.info("calibration saved to %s: %s (photos kept in %s)", self.path, self.summary, folder)

@@ -694,6 +694,47 @@ def test_menu_walk_takes_a_card_only_once_the_picture_is_still(tmp_path, base):
     assert flow.screen().lines[1] == "no card yet"
 
 
+def test_walking_the_deck_again_adds_photos_and_one_card_again_starts_it_afresh(tmp_path, base, capsys):
+    """The walk keeps its photos beside the profile, in the folder `tablemate calibrate --from`
+    reads: each walk adds one of each card shown (the newest PHOTOS_PER_CARD kept) and the profile
+    is made from them all; one card learnt again keeps only its new photo."""
+    from device.calibration import PHOTOS_PER_CARD, photos_folder
+
+    path = profile_path(tmp_path, DECK)
+    folder = photos_folder(path)
+
+    def walk(seed, pick=False):
+        flow = CalibrationFlow(base, DECK, path, pick=pick)
+        if pick:
+            flow.on_button(ButtonPress("ok"))                # the first card: "0"
+        _lay(flow, _frame_with("0", seed))
+        flow.on_button(ButtonPress("ok"))
+        while not flow.finished:
+            flow.on_button(ButtonPress("next"))
+        return flow
+
+    first = walk(1)
+    assert Profile.load(path).counts == {"0": 1} and sorted(p.name for p in (folder / "0").iterdir()) == ["0001.png"]
+    others = f"{len(LABELS) - 1} not shown"
+    assert first.screen().lines == (f"1 learnt, 1 photo each, {others}", "again: reads surer")
+    second = walk(6)
+    assert Profile.load(path).counts == {"0": 2} and second.screen().lines[0] == f"1 learnt, 2 photos each, {others}"
+    for seed in (7, 9):
+        last = walk(seed)
+    assert Profile.load(path).counts == {"0": PHOTOS_PER_CARD} and last.screen().lines == (f"1 learnt, 3 photos each, {others}",)
+    assert sorted(p.name for p in (folder / "0").iterdir()) == ["0002.png", "0003.png", "0004.png"]
+    # The folder is one `tablemate calibrate --from` reads (it finds each card in its photo again).
+    assert tablemate(["calibrate", "--deck", DECK, "--from", str(folder), "--out", str(tmp_path / "cli.npz")]) == 1
+    assert "0: 3 of 3 photos used" in capsys.readouterr().err
+    assert Profile.load(tmp_path / "cli.npz").counts == Profile.load(path).counts
+    walk(10, pick=True)
+    assert Profile.load(path).counts == {"0": 1} and sorted(p.name for p in (folder / "0").iterdir()) == ["0001.png"]
+    # An unreadable photo kept is left out, not the walk.
+    (folder / "0" / "0002.png").write_bytes(b"junk")
+    walk(11)
+    assert Profile.load(path).counts == {"0": 2}
+
+
 def test_menu_walk_stopped_saves_nothing_and_a_bad_stored_profile_is_not_used(tmp_path, base):
     flow = CalibrationFlow(base, DECK, profile_path(tmp_path, DECK))
     flow.on_frame(_frame_with("0", 1))
