@@ -33,7 +33,8 @@ by the device engineer):
   * when flow.finished: if flow.result is not None, replace the detector's classifier with it
     (detector.classifier = flow.result); show flow.screen() (the summary) a few seconds.
 At start, `load_stored(base_classifier, deck, state_dir)` gives the classifier to use: the stored
-profile's when there is one that fits the model, else the base one and a problem to show.
+profile's when there is one that fits the model; one that does not (say, after an update of the
+models) is made again from the photos kept; without photos, the base one and a problem to show.
 """
 
 from __future__ import annotations
@@ -106,17 +107,33 @@ def kept_photos(folder: Path, deck: str) -> dict:
 
 def load_stored(base, deck: str, state_dir: str | Path):
     """(classifier, problem or None): the base classifier read through the deck's stored profile
-    if there is one and it fits; a refused profile is reported, never used."""
-    from vision.adapt import CalibratedClassifier, Profile, ProfileError
+    if there is one and it fits. A profile refused (corrupt, or made for another model or look
+    network, say before an update) is never used: it is made again from the walk's photos kept
+    beside it, if there are any, else reported and the cards read by the model alone."""
+    from vision.adapt import CalibratedClassifier, Profile, ProfileError, calibrate
 
     path = profile_path(state_dir, deck)
-    if not path.exists():
+    folder = photos_folder(path)
+    if not path.exists() and not any(folder.glob("*/*.png")):
         return base, None
-    try:
-        return CalibratedClassifier(base, Profile.load(path), deck, source=f"profile {path}"), None
-    except ProfileError as error:
-        log.error("%s", error)
-        return base, f"calibration not used: {error}"
+    problem = f"no profile at {path}"
+    if path.exists():
+        try:
+            return CalibratedClassifier(base, Profile.load(path), deck, source=f"profile {path}"), None
+        except ProfileError as error:
+            problem = str(error)
+    crops = kept_photos(folder, deck)
+    if crops:
+        try:
+            profile = calibrate(base, deck, crops)
+            profile.save(path)
+            log.warning("%s; made again from the %d photos kept in %s", problem, sum(map(len, crops.values())),
+                        folder)
+            return CalibratedClassifier(base, profile, deck, source=f"profile {path}"), None
+        except (ProfileError, ValueError, OSError) as error:
+            problem = f"{problem}; not made again from the photos kept: {error}"
+    log.error("%s", problem)
+    return base, f"calibration not used: {problem}"
 
 
 class CalibrationFlow:

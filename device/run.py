@@ -197,7 +197,8 @@ def open_game(state_dir: Path, game: str | None, players: list[str] | None, conf
 
 def make_detector(game: str, config, profile: str | None = None, state_dir: Path | None = None):
     """(detector, problem or None). An explicit --profile that is refused stops the run
-    (ProfileError, a ValueError); a refused stored profile is shown and the model runs alone."""
+    (ProfileError, a ValueError); a refused stored profile is made again from the calibration
+    walk's photos kept beside it, and without them shown, the model running alone (load_stored)."""
     from device.calibration import load_stored
     from rules.cards import GAME_DECKS
     from vision.adapt import CalibratedClassifier, Profile

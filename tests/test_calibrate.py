@@ -733,6 +733,16 @@ def test_walking_the_deck_again_adds_photos_and_one_card_again_starts_it_afresh(
     (folder / "0" / "0002.png").write_bytes(b"junk")
     walk(11)
     assert Profile.load(path).counts == {"0": 2}
+    # A stored profile that no longer fits (here: corrupt; say, after an update of the models) is
+    # made again from the photos kept, not left for the model alone.
+    path.write_bytes(b"junk")
+    classifier, problem = load_stored(base, DECK, tmp_path)
+    assert isinstance(classifier, CalibratedClassifier) and problem is None
+    assert Profile.load(path).counts == {"0": 2}
+    shutil.rmtree(folder)
+    path.write_bytes(b"junk")
+    classifier, problem = load_stored(base, DECK, tmp_path)   # and without photos: reported, model alone
+    assert classifier is base and "not a readable calibration profile" in problem
 
 
 def test_menu_walk_stopped_saves_nothing_and_a_bad_stored_profile_is_not_used(tmp_path, base):
