@@ -13,8 +13,9 @@ classifier for the placement detector.
 
 The photos are kept beside the profile, in the folder `tablemate calibrate --from` reads
 (photos_folder: one sub-folder per label), the newest PHOTOS_PER_CARD of each card: walking the
-deck again adds a photo of each card shown, and the profile is made anew from every photo kept
-(vision.adapt.calibrate). One walk reads a deck as "1 sample" does in models/calibration.md,
+deck again adds a photo of each card shown, and each card shown is learnt from every photo kept
+of it (vision.adapt.calibrate, updating the stored profile; without a profile that fits, every
+card is learnt from its kept photos). One walk reads a deck as "1 sample" does in models/calibration.md,
 three walks as "3 samples" (one photo is often enough, and a deck whose look-alike numerals one
 photo catches badly reads surer with three). The summary says how many photos each card has.
 
@@ -60,43 +61,59 @@ def photos_folder(profile: Path) -> Path:
     return profile.with_suffix("")
 
 
-def keep_photos(folder: Path, crops: dict, replace: bool = False) -> None:
-    """Write each label's new crops into its sub-folder (numbered on from its newest photo); with
-    `replace`, its old photos go first; then only its newest PHOTOS_PER_CARD are kept."""
+def _numbered(where: Path) -> list[Path]:
+    """The walk's photos in a card's folder (NNNN.png), oldest first; other files are left alone."""
+    return sorted((p for p in where.glob("*.png") if p.stem.isdigit()), key=lambda p: int(p.stem))
+
+
+def keep_photos(folder: Path, crops: dict, replace: bool = False) -> set:
+    """Write each label's new crops into its sub-folder, numbered on from its newest photo; with
+    `replace`, its old photos go first; then only its newest PHOTOS_PER_CARD are kept. Returns the
+    labels whose photos could not be written (logged): the caller learns those from memory."""
     import cv2
 
     from rules.cards import label_to_dirname
 
+    failed = set()
     for label, new in crops.items():
         where = folder / label_to_dirname(label)
-        where.mkdir(parents=True, exist_ok=True)
-        old = sorted(where.glob("*.png"))
-        if replace:
-            for photo in old:
+        try:
+            where.mkdir(parents=True, exist_ok=True)
+            for leftover in where.glob("*.png.part"):       # a write cut short before
+                leftover.unlink()
+            old = _numbered(where)
+            if replace:
+                for photo in old:
+                    photo.unlink()
+                old = []
+            number = int(old[-1].stem) + 1 if old else 1
+            for crop in new:
+                encoded, data = cv2.imencode(".png", crop, [cv2.IMWRITE_PNG_COMPRESSION, 3])
+                if not encoded:
+                    raise OSError("the photo could not be encoded")
+                part = where / f"{number:04d}.png.part"    # written whole, then named: a cut leaves no half photo
+                part.write_bytes(data.tobytes())
+                part.replace(where / f"{number:04d}.png")
+                number += 1
+            for photo in _numbered(where)[:-PHOTOS_PER_CARD]:
                 photo.unlink()
-            old = []
-        number = int(old[-1].stem) + 1 if old and old[-1].stem.isdigit() else 1
-        for crop in new:
-            encoded, data = cv2.imencode(".png", crop, [cv2.IMWRITE_PNG_COMPRESSION, 3])
-            if not encoded:
-                raise OSError(f"could not encode a photo of {label}")
-            part = where / f"{number:04d}.png.part"    # written whole, then named: a cut leaves no half photo
-            part.write_bytes(data.tobytes())
-            part.replace(where / f"{number:04d}.png")
-            number += 1
-        for photo in sorted(where.glob("*.png"))[:-PHOTOS_PER_CARD]:
-            photo.unlink()
+        except OSError as error:
+            log.error("calibration photo of %s not kept in %s: %s", label, where, error)
+            failed.add(label)
+    return failed
 
 
-def kept_photos(folder: Path, deck: str) -> dict:
-    """{label: [crops]} of the photos kept in `folder` (an unreadable one is logged and left out)."""
+def kept_photos(folder: Path, deck: str, labels=None) -> dict:
+    """{label: [crops]} of the photos kept in `folder` (of `labels`, default every label of the
+    deck; an unreadable photo is logged and left out)."""
     import cv2
 
     from rules.cards import DECKS, label_to_dirname
 
     crops = {}
-    for label in DECKS[deck].labels:
-        for photo in sorted((folder / label_to_dirname(label)).glob("*.png")):
+    for label in labels if labels is not None else DECKS[deck].labels:
+        where = folder / label_to_dirname(label)
+        for photo in sorted(where.glob("*.png")) if where.is_dir() else ():
             crop = cv2.imread(str(photo))
             if crop is None:
                 log.warning("calibration photo %s is unreadable: left out", photo)
@@ -122,16 +139,17 @@ def load_stored(base, deck: str, state_dir: str | Path):
             return CalibratedClassifier(base, Profile.load(path), deck, source=f"profile {path}"), None
         except ProfileError as error:
             problem = str(error)
-    crops = kept_photos(folder, deck)
-    if crops:
-        try:
+    try:
+        crops = kept_photos(folder, deck)
+        if crops:
             profile = calibrate(base, deck, crops)
             profile.save(path)
             log.warning("%s; made again from the %d photos kept in %s", problem, sum(map(len, crops.values())),
                         folder)
             return CalibratedClassifier(base, profile, deck, source=f"profile {path}"), None
-        except (ProfileError, ValueError, OSError) as error:
-            problem = f"{problem}; not made again from the photos kept: {error}"
+    except Exception as error:  # noqa: BLE001 - whatever fails here, the device starts with the model alone
+        log.exception("the calibration could not be made again from the photos in %s", folder)
+        problem = f"{problem}; not made again from its photos: {error}"
     log.error("%s", problem)
     return base, f"calibration not used: {problem}"
 
@@ -146,6 +164,7 @@ class CalibrationFlow:
         self.labels = list(DECKS[deck].labels)
         self.index = 0
         self.picking = pick
+        self.one_card = pick         # learn one card again: from its new photo alone
         self.crops: dict[str, list] = {}
         self.current = None          # the crop of the card now lying still in view, or None
         self.in_view = False         # a card is in view (still or not)
@@ -241,17 +260,21 @@ class CalibrationFlow:
                 log.warning("the stored profile is replaced: %s", error)
                 previous = None
         folder = photos_folder(self.path)
-        replace = len(self.labels) == 1          # one card learnt again: from its new photo alone
+        failed = keep_photos(folder, self.crops, replace=self.one_card)
+        # The cards shown now, each from every photo kept of it; the others keep their samples in
+        # the stored profile (its parameters too, unless the whole deck was shown), or, with no
+        # profile to update, come from their kept photos.
+        crops = kept_photos(folder, self.deck, None if previous is None else list(self.crops))
+        for label in failed:
+            kept = [] if self.one_card else crops.get(label, [])
+            crops[label] = (kept + self.crops[label])[-PHOTOS_PER_CARD:]
         try:
-            keep_photos(folder, self.crops, replace)
-            crops = kept_photos(folder, self.deck)
-        except OSError as error:                 # (a full card, say) this walk's photos are still learnt
-            log.error("calibration photos not kept in %s: %s", folder, error)
-            crops = kept_photos(folder, self.deck)
-            for label, new in self.crops.items():
-                crops[label] = (([] if replace else crops.get(label, [])) + new)[-PHOTOS_PER_CARD:]
-        profile = calibrate(self.base, self.deck, crops, update=previous, look=look)
-        profile.save(self.path)
+            profile = calibrate(self.base, self.deck, crops, update=previous, look=look)
+            profile.save(self.path)
+        except Exception as error:  # noqa: BLE001 - a full card, say: the walk ends, the game goes on
+            log.exception("calibration not saved to %s", self.path)
+            self.summary = f"failed: {error}"[:60]
+            return
         self.result = CalibratedClassifier(self.base, profile, self.deck, source=f"profile {self.path}")
         missing = profile.missing()
         photos = sorted(set(profile.counts.values()))

@@ -745,11 +745,31 @@ def test_walking_the_deck_again_adds_photos_and_one_card_again_starts_it_afresh(
     assert classifier is base and "not a readable calibration profile" in problem
 
 
+def test_kept_photos_are_numbered_on_pruned_to_the_newest_and_other_files_left_alone(tmp_path):
+    from device.calibration import PHOTOS_PER_CARD, keep_photos, kept_photos
+
+    card = np.full((176, 126, 3), 200, np.uint8)
+    where = tmp_path / "0"
+    where.mkdir()
+    cv2.imwrite(str(where / "IMG_5.png"), card)               # put there by hand: kept, not counted
+    (where / "0007.png.part").write_bytes(b"cut short")      # a write cut short: cleared
+    for _ in range(PHOTOS_PER_CARD + 2):
+        assert keep_photos(tmp_path, {"0": [card]}) == set()
+    assert sorted(p.name for p in where.iterdir()) == ["0003.png", "0004.png", "0005.png", "IMG_5.png"]
+    assert len(kept_photos(tmp_path, DECK)["0"]) == PHOTOS_PER_CARD + 1
+    keep_photos(tmp_path, {"0": [card]}, replace=True)
+    assert sorted(p.name for p in where.iterdir()) == ["0001.png", "IMG_5.png"]
+    (tmp_path / "1").write_bytes(b"a file where the card's folder should be")
+    assert keep_photos(tmp_path, {"1": [card], "2": [card]}) == {"1"}    # reported, the others kept
+    assert sorted(kept_photos(tmp_path, DECK)) == ["0", "2"]
+
+
 def test_menu_walk_stopped_saves_nothing_and_a_bad_stored_profile_is_not_used(tmp_path, base):
     flow = CalibrationFlow(base, DECK, profile_path(tmp_path, DECK))
-    flow.on_frame(_frame_with("0", 1))
+    _lay(flow, _frame_with("0", 1))
     flow.on_button(ButtonPress("ok"))
-    flow.on_button(ButtonPress("back", hold=True))
+    assert len(flow.crops["0"]) == 1                  # a card was taken ...
+    flow.on_button(ButtonPress("back", hold=True))    # ... and the walk stopped: nothing saved
     assert flow.finished and flow.result is None and not profile_path(tmp_path, DECK).exists()
     profile_path(tmp_path, DECK).parent.mkdir(parents=True)
     profile_path(tmp_path, DECK).write_bytes(b"junk")
@@ -919,15 +939,17 @@ def test_runs_of_a_few_printings_pool_to_the_run_of_them_all_and_misfits_are_ref
     for name in POOLED_CONDITIONS:
         for key in ("cards", "accuracy_accepted", "rejected", "none_crops", "none_accepted"):
             assert pooled[name][key] == pytest.approx(both[name][key]), (name, key)
-        assert pooled[name]["wrong"] == round(pooled[name]["accepted"] * (1 - pooled[name]["accuracy_accepted"]))
     paths = []
-    for name, report in (("a", first), ("b", second), ("c", dict(first, deck="flip7-vengeance")), ("d", both)):
+    retuned = dict(second, params=dict(second["params"], temperature=0.5))
+    for name, report in (("a", first), ("b", second), ("c", dict(first, deck="flip7-vengeance")), ("d", both),
+                         ("e", retuned), ("f", dict(second, model_sha256="0" * 64))):
         paths.append(tmp_path / f"{name}.json")
         paths[-1].write_text(json.dumps(report))
     (tmp_path / "bad.json").write_text("{not json")
     assert foreign_eval(["--pool", str(paths[0]), str(paths[1])]) == 0
     assert "2 foreign printings (11..12)" in capsys.readouterr().out
-    for names, why in (((0, 2), "differ in deck"), ((0, 3), "printing 11 is in two reports")):
+    for names, why in (((0, 2), "differ in deck"), ((0, 3), "printing 11 is in two reports"),
+                       ((0, 4), "differ in params"), ((0, 5), "differ in model_sha256")):
         assert foreign_eval(["--pool", *(str(paths[i]) for i in names)]) == 2
         assert why in capsys.readouterr().err
     assert foreign_eval(["--pool", str(paths[0]), str(tmp_path / "bad.json")]) == 2

@@ -363,7 +363,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
         pred = _predictions(calibrated, calibrated.scores_to_probabilities(logits[rows], embeddings[rows], inks[rows]),
                             label_of_class)
         conditions["unseen label"].append((pred, test.y[rows], seed + p))
-    report = {"deck": deck, "style": style, "model": base.name, "look_model": look.name,
+    report = {"deck": deck, "style": style, "model": base.name, "model_sha256": base.identity, "look_model": look.name,
               "params": (params or params_for(deck)).__dict__,
               "look_sha256": look.identity, "printings": printings, "seed": seed, "test_per_label": test_per_label}
     for name, parts in conditions.items():
@@ -683,8 +683,9 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
 
 
 POOLED_CONDITIONS = ("before, second look", "1 sample, second look", "3 samples, second look")
-# what reports must share to be pooled: the same reading of the same deck
-POOL_KEYS = ("deck", "style", "model", "look_sha256", "params", "test_per_label")
+# what reports must share to be pooled: the same reading of the same deck (and the same deck model:
+# "model_sha256" where every report has it, else the model file's name; older reports lack the hash)
+POOL_KEYS = ("deck", "style", "look_sha256", "params", "test_per_label")
 
 
 def pool_reports(reports: list[dict]) -> dict:
@@ -695,8 +696,11 @@ def pool_reports(reports: list[dict]) -> dict:
     reports do not fit together."""
     if not reports:
         raise ValueError("no reports to pool")
-    for key in POOL_KEYS:
-        values = {json.dumps(r.get(key), sort_keys=True) for r in reports}
+    from pathlib import Path
+
+    model_key = "model_sha256" if all("model_sha256" in r for r in reports) else "model"
+    for key in (*POOL_KEYS, model_key):
+        values = {json.dumps(Path(r[key]).name if key == "model" else r.get(key), sort_keys=True) for r in reports}
         if len(values) > 1:
             raise ValueError(f"the reports differ in {key}: {', '.join(sorted(values))}")
     seen: dict[int, int] = {}

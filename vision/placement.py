@@ -759,12 +759,14 @@ class PlacementDetector:
 
 
 class StillPicture:
-    """Whether the camera's picture has stopped changing, judged as PlacementDetector judges it
-    with its defaults: the frame shrunk to grey, more than `change_pixels` of its pixels changed
-    by more than `pixel_threshold` grey levels = moving; still = unchanged from the frame before
-    and from the first frame of the still run (a hand slowing down moves a little each frame and a
-    lot over a few) for `frames` frames in a row. For a caller that only needs to know when a card
-    lies still (the calibration walk): the detector keeps its own, with its light handling."""
+    """Whether the camera's picture has stopped changing, with PlacementDetector's thresholds and
+    rule: the frame shrunk to grey, more than `change_pixels` of its pixels changed by more than
+    `pixel_threshold` grey levels = moving; still = unchanged from the frame before and from the
+    first frame of the still run (a hand slowing down moves a little each frame and a lot over a
+    few) for `frames` frames in a row (the detector judges a change after 3, settle_frames; a card
+    to be photographed needs less, and the user presses `ok` after it anyway). For a caller that
+    only needs to know when a card lies still (the calibration walk): the detector keeps its own,
+    which also follows the light."""
 
     def __init__(self, frames: int = 2, long_side: int = 160, pixel_threshold: int = 18, change_pixels: int = 12):
         self.frames, self.long_side = frames, long_side
