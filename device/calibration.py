@@ -9,7 +9,10 @@ zone for the label shown (only when a card is seen) and goes on; after a card is
 for a frame, so a card left lying is never learnt as the next label; `next` skips this label (a label never shown keeps its old samples, or is read by the
 model alone as far as it reads the cards shown: vision.adapt); `back` returns to the previous label; `back` held stops without saving. After the last
 label the profile is written (atomically) and `finished` is set; `result` holds the calibrated
-classifier for the placement detector.
+classifier for the placement detector. On the device (`background=True`) the learning runs on a
+thread of its own while the screen says "LEARNING", so the frame loop goes on pinging systemd's
+watchdog (UNO Flip's 108 cards take 8-10 s of compute on the development machine's two cores,
+more on a Pi); buttons and frames wait for it.
 
 The photos are kept beside the profile, in the folder `tablemate calibrate --from` reads
 (photos_folder: one sub-folder per label), the newest PHOTOS_PER_CARD of each card: walking the
@@ -41,6 +44,7 @@ models) is made again from the photos kept; without photos, the base one and a p
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 
 from device.buttons import ButtonPress
@@ -77,6 +81,7 @@ def keep_photos(folder: Path, crops: dict, replace: bool = False) -> set:
     failed = set()
     for label, new in crops.items():
         where = folder / label_to_dirname(label)
+        written = False
         try:
             where.mkdir(parents=True, exist_ok=True)
             for leftover in where.glob("*.png.part"):       # a write cut short before
@@ -95,11 +100,14 @@ def keep_photos(folder: Path, crops: dict, replace: bool = False) -> set:
                 part.write_bytes(data.tobytes())
                 part.replace(where / f"{number:04d}.png")
                 number += 1
+            written = True
             for photo in _numbered(where)[:-PHOTOS_PER_CARD]:
                 photo.unlink()
         except OSError as error:
-            log.error("calibration photo of %s not kept in %s: %s", label, where, error)
-            failed.add(label)
+            log.error("calibration photo of %s not %s in %s: %s", label, "pruned" if written else "kept", where,
+                      error)
+            if not written:
+                failed.add(label)
     return failed
 
 
@@ -155,7 +163,7 @@ def load_stored(base, deck: str, state_dir: str | Path):
 
 
 class CalibrationFlow:
-    def __init__(self, base, deck: str, path: str | Path, pick: bool = False):
+    def __init__(self, base, deck: str, path: str | Path, pick: bool = False, background: bool = False):
         from rules.cards import DECKS
 
         self.base = base
@@ -165,6 +173,10 @@ class CalibrationFlow:
         self.index = 0
         self.picking = pick
         self.one_card = pick         # learn one card again: from its new photo alone
+        # Learn on a thread of its own (the device: UNO Flip's 108 cards take ~8-10 s here, more on
+        # a Pi, and the frame loop must go on pinging the watchdog); `learning` meanwhile.
+        self.background = background
+        self.learning: threading.Thread | None = None
         self.crops: dict[str, list] = {}
         self.current = None          # the crop of the card now lying still in view, or None
         self.in_view = False         # a card is in view (still or not)
@@ -184,7 +196,7 @@ class CalibrationFlow:
         from vision.locate import find_cards
         from vision.placement import StillPicture
 
-        if self.finished or self.picking:
+        if self.finished or self.picking or self.learning:
             return
         self._still = self._still or StillPicture()
         still = self._still.feed(frame_bgr)
@@ -194,7 +206,7 @@ class CalibrationFlow:
         self.current = warp_card(frame_bgr, max(quads, key=cv2.contourArea)) if self.in_view and still else None
 
     def on_button(self, press: ButtonPress) -> None:
-        if self.finished:
+        if self.finished or self.learning:
             return
         if press.button == "back" and press.hold:
             self._finish(save=False)
@@ -220,6 +232,8 @@ class CalibrationFlow:
     # -- output ----------------------------------------------------------------------------------
 
     def screen(self):
+        if self.learning and not self.finished:
+            return MessageScreen("LEARNING", (f"{len(self.crops)} cards", "a few seconds"))
         if self.finished:
             surer = self.result is not None and min(self.result.profile.counts.values()) < PHOTOS_PER_CARD
             return MessageScreen("CALIBRATED" if self.result is not None else "NOT SAVED",
@@ -238,13 +252,35 @@ class CalibrationFlow:
         if self.index >= len(self.labels):
             self._finish(save=True)
 
-    def _finish(self, save: bool) -> None:
-        from vision.adapt import CalibratedClassifier, Profile, ProfileError, calibrate, look_model_for
+    def join(self) -> None:
+        """Wait until the walk's learning (on its own thread) is done."""
+        if self.learning is not None:
+            self.learning.join()
 
-        self.finished = True
+    def _finish(self, save: bool) -> None:
         if not save or not self.crops:
             self.summary = "stopped, nothing changed"
+            self.finished = True
             return
+        if self.background:
+            self.learning = threading.Thread(target=self._learn, name="calibration", daemon=True)
+            self.learning.start()
+        else:
+            self._learn()
+
+    def _learn(self) -> None:
+        """Keep the photos, make and save the profile; `finished` set last (the frame loop hands
+        `result` to the detector once it sees it)."""
+        try:
+            self._make_profile()
+        except Exception as error:  # noqa: BLE001 - the walk ends, the game goes on with the model it had
+            log.exception("calibration failed")
+            self.result, self.summary = None, f"failed: {error}"[:60]
+        self.finished = True
+
+    def _make_profile(self) -> None:
+        from vision.adapt import CalibratedClassifier, Profile, ProfileError, calibrate, look_model_for
+
         try:
             look = look_model_for(self.base, "calibration")
         except ProfileError as error:
@@ -268,13 +304,8 @@ class CalibrationFlow:
         for label in failed:
             kept = [] if self.one_card else crops.get(label, [])
             crops[label] = (kept + self.crops[label])[-PHOTOS_PER_CARD:]
-        try:
-            profile = calibrate(self.base, self.deck, crops, update=previous, look=look)
-            profile.save(self.path)
-        except Exception as error:  # noqa: BLE001 - a full card, say: the walk ends, the game goes on
-            log.exception("calibration not saved to %s", self.path)
-            self.summary = f"failed: {error}"[:60]
-            return
+        profile = calibrate(self.base, self.deck, crops, update=previous, look=look)
+        profile.save(self.path)
         self.result = CalibratedClassifier(self.base, profile, self.deck, source=f"profile {self.path}")
         missing = profile.missing()
         photos = sorted(set(profile.counts.values()))

@@ -745,6 +745,47 @@ def test_walking_the_deck_again_adds_photos_and_one_card_again_starts_it_afresh(
     assert classifier is base and "not a readable calibration profile" in problem
 
 
+def test_the_device_walk_learns_on_its_own_thread_while_buttons_and_frames_wait(tmp_path, base, monkeypatch):
+    """The device's walk (background=True) learns on a thread of its own, so the frame loop goes on
+    (and pings systemd's watchdog: UNO Flip's deck takes seconds); it says so meanwhile and takes
+    no button or frame; `finished` comes last, with the result. A failure ends the walk, reported."""
+    import threading
+
+    import vision.adapt
+
+    go = threading.Event()
+    real = vision.adapt.calibrate
+
+    def slow(*args, **kwargs):
+        assert go.wait(10)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(vision.adapt, "calibrate", slow)
+    flow = CalibrationFlow(base, DECK, profile_path(tmp_path, DECK), background=True)
+    _lay(flow, _frame_with("0", 1))
+    flow.on_button(ButtonPress("ok"))
+    while flow.learning is None:
+        flow.on_button(ButtonPress("next"))
+    assert not flow.finished and flow.screen().title == "LEARNING"
+    flow.on_button(ButtonPress("back"))                 # ignored while learning
+    flow.on_frame(_empty_table(3))
+    go.set()
+    flow.join()
+    assert flow.finished and isinstance(flow.result, CalibratedClassifier) and flow.screen().title == "CALIBRATED"
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(vision.adapt, "calibrate", broken)
+    failing = CalibrationFlow(base, DECK, profile_path(tmp_path, DECK), pick=True, background=True)
+    failing.on_button(ButtonPress("ok"))
+    _lay(failing, _frame_with("0", 6))
+    failing.on_button(ButtonPress("ok"))
+    failing.join()
+    assert failing.finished and failing.result is None
+    assert failing.screen().title == "NOT SAVED" and "out of memory" in failing.screen().lines[0]
+
+
 def test_kept_photos_are_numbered_on_pruned_to_the_newest_and_other_files_left_alone(tmp_path):
     from device.calibration import PHOTOS_PER_CARD, keep_photos, kept_photos
 
