@@ -5,8 +5,9 @@ Screens (OLED): "CALIBRATE 3/22" / "show: 7 — ok" / "card seen", "hold still",
 "take it away". A card is seen only once the picture has been still for a few frames
 (vision.placement.StillPicture): a photo taken as the hand lets go of the card, smeared or with
 fingers on it, would be the label's only sample. Buttons: `ok` takes the card lying in the deal
-zone for the label shown (only when a card is seen) and goes on; after a card is taken, the next is only seen once the zone has been clear
-for a frame, so a card left lying is never learnt as the next label; `next` skips this label (a label never shown keeps its old samples, or is read by the
+zone for the label shown (only when a card is seen) and goes on; after a card is taken (or a
+label skipped with a card in view), the next is only seen once the zone has been clear for a
+frame, so a card left lying is never learnt as the next label; `next` skips this label (a label never shown keeps its old samples, or is read by the
 model alone as far as it reads the cards shown: vision.adapt); `back` returns to the previous label; `back` held stops without saving. After the last
 label the profile is written (atomically) and `finished` is set; `result` holds the calibrated
 classifier for the placement detector. On the device (`background=True`) the learning runs on a
@@ -224,6 +225,8 @@ class CalibrationFlow:
                 self.current, self.in_view, self.cleared = None, False, False  # the next label needs the zone cleared first
                 self._advance()
         elif press.button == "next":
+            if self.in_view:            # the card lying there was the skipped label's, not the next one's
+                self.current, self.in_view, self.cleared = None, False, False
             self._advance()
         elif press.button == "back":
             self.index = max(0, self.index - 1)

@@ -692,6 +692,10 @@ def test_menu_walk_takes_a_card_only_once_the_picture_is_still(tmp_path, base):
     assert flow.index == 1 and len(flow.crops["0"]) == 1
     _lay(flow, _empty_table(3))
     assert flow.screen().lines[1] == "no card yet"
+    _lay(flow, _frame_with("0", 8))                             # a card laid, and its label skipped:
+    flow.on_button(ButtonPress("next"))
+    _lay(flow, _frame_with("0", 8))
+    assert flow.screen().lines[1] == "take it away" and flow.current is None   # not the next label's
 
 
 def test_walking_the_deck_again_adds_photos_and_one_card_again_starts_it_afresh(tmp_path, base, capsys):
