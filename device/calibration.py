@@ -50,11 +50,11 @@ from pathlib import Path
 
 from device.buttons import ButtonPress
 from device.screens import ChoiceScreen, MessageScreen
+from vision.adapt import SUREST_PHOTOS as PHOTOS_PER_CARD   # the newest kept of each card
 
 log = logging.getLogger(__name__)
 
 PROFILE_FOLDER = "calibration"
-PHOTOS_PER_CARD = 3     # "3 samples" in models/calibration.md: the most any figure there was measured with
 
 
 def profile_path(state_dir: str | Path, deck: str) -> Path:

@@ -579,6 +579,7 @@ def test_calibrate_command_writes_updates_and_is_used_by_classify(tmp_path, caps
     assert tablemate(["calibrate", "--deck", DECK, "--from", str(folder), "--out", str(out)]) == 1  # labels missing
     text = capsys.readouterr().out
     assert "3 photos of 3 labels" in text and "not calibrated" in text and "freeze" in text
+    assert "3 of 3 labels have fewer than 3 photos" in text
     assert Profile.load(out).counts == {"7": 1, "x2": 1, "freeze": 1}
 
     retake = tmp_path / "retake"

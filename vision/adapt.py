@@ -75,6 +75,9 @@ PROFILE_FORMAT = "tablemate-calibration-profile"
 # 3: without the cards' inks (read as before: ink_weight 0)
 PROFILE_VERSION = 4
 READABLE_VERSIONS = (3, 4)
+# Photos per card that read surest: "3 samples" of models/calibration.md, the most any figure there
+# was measured with (the device's walk keeps this many of each card, the command suggests it).
+SUREST_PHOTOS = 3
 AUGMENTED_VIEWS = 16  # altered copies per label and way up, shared among its crops (at least 4 each)
 # `python -m vision.foreign_eval --deck flip7` with the previous look network: 1 sample 97.83 % /
 # 41.05 % rejected with 4 copies per crop, 97.89 % / 39.49 % with 16 per label (a one-off sweep of
