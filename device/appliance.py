@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 
 IDLE_WAIT = 0.05           # seconds the loop waits for a frame before handling buttons anyway
 STUCK_READ_SECONDS = 30.0  # a camera read blocked this long: stop pinging the watchdog (restart)
+STOP_LEARNING_SECONDS = 60.0  # at a stop, the longest a calibration walk's learning is waited for
 
 
 @dataclass
@@ -96,6 +97,9 @@ class Appliance:
                     self.notifier.watchdog()
         finally:
             self.notifier.stopping()
+            if self.calibration is not None:
+                # A walk still learning saves its profile before the state directory's lock goes.
+                self.calibration.join(STOP_LEARNING_SECONDS)
             self.source.stop()
             self.buttons.close()
             self.display.close()

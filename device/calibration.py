@@ -13,7 +13,9 @@ label the profile is written (atomically) and `finished` is set; `result` holds 
 classifier for the placement detector. On the device (`background=True`) the learning runs on a
 thread of its own while the screen says "LEARNING", so the frame loop goes on pinging systemd's
 watchdog (UNO Flip's 108 cards take 8-10 s of compute on the development machine's two cores,
-more on a Pi); buttons and frames wait for it.
+more on a Pi); meanwhile frames are not looked at and buttons not taken, but `back` held leaves
+the walk (the profile is saved when the learning ends and used from the next start). A stop of
+the appliance waits for the learning (device/appliance.py), so the profile is saved.
 
 The photos are kept beside the profile, in the folder `tablemate calibrate --from` reads
 (photos_folder: one sub-folder per label), the newest PHOTOS_PER_CARD of each card: walking the
@@ -88,10 +90,6 @@ def keep_photos(folder: Path, crops: dict, replace: bool = False) -> set:
             for leftover in where.glob("*.png.part"):       # a write cut short before
                 leftover.unlink()
             old = _numbered(where)
-            if replace:
-                for photo in old:
-                    photo.unlink()
-                old = []
             number = int(old[-1].stem) + 1 if old else 1
             for crop in new:
                 encoded, data = cv2.imencode(".png", crop, [cv2.IMWRITE_PNG_COMPRESSION, 3])
@@ -102,8 +100,12 @@ def keep_photos(folder: Path, crops: dict, replace: bool = False) -> set:
                 part.replace(where / f"{number:04d}.png")
                 number += 1
             written = True
-            for photo in _numbered(where)[:-PHOTOS_PER_CARD]:
+            # The old photos go only once the new ones are there: a cut leaves the card its photos.
+            for photo in old if replace else _numbered(where)[:-PHOTOS_PER_CARD]:
                 photo.unlink()
+            if replace:
+                for photo in _numbered(where)[:-PHOTOS_PER_CARD]:
+                    photo.unlink()
         except OSError as error:
             log.error("calibration photo of %s not %s in %s: %s", label, "pruned" if written else "kept", where,
                       error)
@@ -207,7 +209,11 @@ class CalibrationFlow:
         self.current = warp_card(frame_bgr, max(quads, key=cv2.contourArea)) if self.in_view and still else None
 
     def on_button(self, press: ButtonPress) -> None:
-        if self.finished or self.learning:
+        if self.finished:
+            return
+        if self.learning:
+            if press.button == "back" and press.hold:   # leave it learning: its profile is saved when done
+                self.summary, self.finished = "left learning: used once saved", True
             return
         if press.button == "back" and press.hold:
             self._finish(save=False)
@@ -236,7 +242,7 @@ class CalibrationFlow:
 
     def screen(self):
         if self.learning and not self.finished:
-            return MessageScreen("LEARNING", (f"{len(self.crops)} cards", "a few seconds"))
+            return MessageScreen("LEARNING", (f"{len(self.crops)} cards, please wait", "back held: leave it"))
         if self.finished:
             surer = self.result is not None and min(self.result.profile.counts.values()) < PHOTOS_PER_CARD
             return MessageScreen("CALIBRATED" if self.result is not None else "NOT SAVED",
@@ -255,10 +261,10 @@ class CalibrationFlow:
         if self.index >= len(self.labels):
             self._finish(save=True)
 
-    def join(self) -> None:
-        """Wait until the walk's learning (on its own thread) is done."""
+    def join(self, timeout: float | None = None) -> None:
+        """Wait until the walk's learning (on its own thread) is done, at most `timeout` seconds."""
         if self.learning is not None:
-            self.learning.join()
+            self.learning.join(timeout)
 
     def _finish(self, save: bool) -> None:
         if not save or not self.crops:
@@ -273,7 +279,8 @@ class CalibrationFlow:
 
     def _learn(self) -> None:
         """Keep the photos, make and save the profile; `finished` set last (the frame loop hands
-        `result` to the detector once it sees it)."""
+        `result` to the detector once it sees it; a walk left with `back` held is finished already,
+        and its result goes to no detector: the profile saved is read at the next start)."""
         try:
             self._make_profile()
         except Exception as error:  # noqa: BLE001 - the walk ends, the game goes on with the model it had

@@ -733,9 +733,9 @@ def test_walking_the_deck_again_adds_photos_and_one_card_again_starts_it_afresh(
     assert "0: 3 of 3 photos used" in capsys.readouterr().err
     assert Profile.load(tmp_path / "cli.npz").counts == Profile.load(path).counts
     walk(10, pick=True)
-    assert Profile.load(path).counts == {"0": 1} and sorted(p.name for p in (folder / "0").iterdir()) == ["0001.png"]
+    assert Profile.load(path).counts == {"0": 1} and sorted(p.name for p in (folder / "0").iterdir()) == ["0005.png"]
     # An unreadable photo kept is left out, not the walk.
-    (folder / "0" / "0002.png").write_bytes(b"junk")
+    (folder / "0" / "0006.png").write_bytes(b"junk")
     walk(11)
     assert Profile.load(path).counts == {"0": 2}
     # A stored profile that no longer fits (here: corrupt; say, after an update of the models) is
@@ -772,11 +772,25 @@ def test_the_device_walk_learns_on_its_own_thread_while_buttons_and_frames_wait(
     while flow.learning is None:
         flow.on_button(ButtonPress("next"))
     assert not flow.finished and flow.screen().title == "LEARNING"
-    flow.on_button(ButtonPress("back"))                 # ignored while learning
-    flow.on_frame(_empty_table(3))
+    index, taken = flow.index, {label: len(crops) for label, crops in flow.crops.items()}
+    flow.on_button(ButtonPress("back"))                 # not taken while learning
+    _lay(flow, _frame_with("1", 2))                     # nor looked at
+    assert flow.index == index and {k: len(v) for k, v in flow.crops.items()} == taken and flow.current is None
     go.set()
     flow.join()
     assert flow.finished and isinstance(flow.result, CalibratedClassifier) and flow.screen().title == "CALIBRATED"
+
+    # `back` held while it learns leaves the walk; the profile is still saved when the learning ends.
+    go.clear()
+    left = CalibrationFlow(base, DECK, profile_path(tmp_path, DECK), pick=True, background=True)
+    left.on_button(ButtonPress("ok"))
+    _lay(left, _frame_with("0", 4))
+    left.on_button(ButtonPress("ok"))
+    left.on_button(ButtonPress("back", hold=True))
+    assert left.finished and left.result is None and left.screen().title == "NOT SAVED"
+    go.set()
+    left.join()
+    assert Profile.load(profile_path(tmp_path, DECK)).counts == {"0": 1}
 
     def broken(*args, **kwargs):
         raise RuntimeError("out of memory")
@@ -803,8 +817,8 @@ def test_kept_photos_are_numbered_on_pruned_to_the_newest_and_other_files_left_a
         assert keep_photos(tmp_path, {"0": [card]}) == set()
     assert sorted(p.name for p in where.iterdir()) == ["0003.png", "0004.png", "0005.png", "IMG_5.png"]
     assert len(kept_photos(tmp_path, DECK)["0"]) == PHOTOS_PER_CARD + 1
-    keep_photos(tmp_path, {"0": [card]}, replace=True)
-    assert sorted(p.name for p in where.iterdir()) == ["0001.png", "IMG_5.png"]
+    keep_photos(tmp_path, {"0": [card]}, replace=True)           # the new one written before the old go
+    assert sorted(p.name for p in where.iterdir()) == ["0006.png", "IMG_5.png"]
     (tmp_path / "1").write_bytes(b"a file where the card's folder should be")
     assert keep_photos(tmp_path, {"1": [card], "2": [card]}) == {"1"}    # reported, the others kept
     assert sorted(kept_photos(tmp_path, DECK)) == ["0", "2"]
@@ -981,7 +995,7 @@ def test_runs_of_a_few_printings_pool_to_the_run_of_them_all_and_misfits_are_ref
     both = evaluate_deck(DECK, None, 11, 2, 1)
     first, second = evaluate_deck(DECK, None, 11, 1, 1), evaluate_deck(DECK, None, 12, 1, 1)
     pooled = pool_reports([first, second])
-    assert pooled["printings"] == [11, 12]
+    assert pooled["printings"] == [11, 12] and pooled["model_sha256"] == first["model_sha256"]
     for name in POOLED_CONDITIONS:
         for key in ("cards", "accuracy_accepted", "rejected", "none_crops", "none_accepted"):
             assert pooled[name][key] == pytest.approx(both[name][key]), (name, key)

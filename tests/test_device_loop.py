@@ -244,6 +244,43 @@ def test_corrupt_config_is_shown_and_defaults_used(tmp_path, capsys):
     assert first.histogram()[255] > 0.5 * 128 * 64          # the inverted "Config error" screen
 
 
+def test_a_stop_waits_for_a_calibration_walk_still_learning(tmp_path):
+    """The replay ends (or the service is stopped) while a walk learns on its thread: the stop waits
+    for it, so its profile is saved before the state directory is let go."""
+    import threading
+
+    from device.screens import MessageScreen
+
+    class LearningWalk:
+        finished, result, learning, saved = False, None, None, False
+
+        def on_frame(self, image):
+            pass
+
+        def on_button(self, press):
+            if press.button == "ok" and self.learning is None:
+                self.learning = threading.Thread(target=self._learn)
+                self.learning.start()
+
+        def _learn(self):
+            time.sleep(0.5)
+            self.saved = True
+
+        def screen(self):
+            return MessageScreen("LEARNING", ())
+
+        def join(self, timeout=None):
+            self.learning.join(timeout)
+
+    walk = LearningWalk()
+    buttons = "4 back hold\n" + "".join(f"{5 + k} next\n" for k in range(4)) + "9 ok\n" + "11 ok\n"
+    appliance = run.build(_replay_args(tmp_path, 14, buttons), DeviceConfig(), detector=ScriptedDetector({}))
+    appliance.start_calibration = lambda pick: walk
+    started = time.monotonic()
+    appliance.run()
+    assert walk.learning is not None and walk.saved and time.monotonic() - started >= 0.4
+
+
 def test_calibration_walk_from_the_menu(tmp_path):
     """Menu > Calibrate card: frames and buttons go to the walk, then the game goes on."""
     from device.calibration import CalibrationFlow

@@ -709,7 +709,7 @@ def pool_reports(reports: list[dict]) -> dict:
             if printing in seen:
                 raise ValueError(f"printing {printing} is in two reports (seeds {seen[printing]} and {r['seed']})")
             seen[printing] = r["seed"]
-    pooled = {key: reports[0][key] for key in POOL_KEYS}
+    pooled = {key: reports[0][key] for key in (*POOL_KEYS, model_key)}
     pooled["printings"] = sorted(seen)
     for name in POOLED_CONDITIONS:
         cards = sum(r[name]["cards"] for r in reports)
