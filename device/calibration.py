@@ -133,11 +133,13 @@ def kept_photos(folder: Path, deck: str, labels=None) -> dict:
     return crops
 
 
-def load_stored(base, deck: str, state_dir: str | Path):
+def load_stored(base, deck: str, state_dir: str | Path, rebuild: bool = True):
     """(classifier, problem or None): the base classifier read through the deck's stored profile
     if there is one and it fits. A profile refused (corrupt, or made for another model or look
     network, say before an update) is never used: it is made again from the walk's photos kept
-    beside it, if there are any, else reported and the cards read by the model alone."""
+    beside it, if there are any (and `rebuild`: not in the frame loop, where UNO Flip's deck
+    would hold up the watchdog's pings on a Pi), else reported and the cards read by the model
+    alone."""
     from vision.adapt import CalibratedClassifier, Profile, ProfileError, calibrate
 
     path = profile_path(state_dir, deck)
@@ -150,6 +152,9 @@ def load_stored(base, deck: str, state_dir: str | Path):
             return CalibratedClassifier(base, Profile.load(path), deck, source=f"profile {path}"), None
         except ProfileError as error:
             problem = str(error)
+    if not rebuild and any(folder.glob("*/*.png")):
+        log.error("%s", problem)
+        return base, f"calibration not used: {problem}; made again from its photos at the next start"
     try:
         crops = kept_photos(folder, deck)
         if crops:

@@ -135,7 +135,7 @@ def games_with_a_model(config) -> tuple[str, ...]:
 def vision_for(config, state_dir: Path):
     """game -> (detector, calibration starter, problem or None), for a game chosen in the menu."""
     def load(game: str):
-        detector, problem = make_detector(game, config, None, state_dir)
+        detector, problem = make_detector(game, config, None, state_dir, rebuild=False)
         return detector, calibration_starter(detector, game, state_dir), problem
 
     return load
@@ -195,10 +195,12 @@ def open_game(state_dir: Path, game: str | None, players: list[str] | None, conf
     return Match(new), gamelog.GameLog.start(path, new), loaded.problems
 
 
-def make_detector(game: str, config, profile: str | None = None, state_dir: Path | None = None):
+def make_detector(game: str, config, profile: str | None = None, state_dir: Path | None = None,
+                  rebuild: bool = True):
     """(detector, problem or None). An explicit --profile that is refused stops the run
     (ProfileError, a ValueError); a refused stored profile is made again from the calibration
-    walk's photos kept beside it, and without them shown, the model running alone (load_stored)."""
+    walk's photos kept beside it (not with `rebuild` False: the game menu's switch, in the frame
+    loop), and without them shown, the model running alone (load_stored)."""
     from device.calibration import load_stored
     from rules.cards import GAME_DECKS
     from vision.adapt import CalibratedClassifier, Profile
@@ -211,7 +213,7 @@ def make_detector(game: str, config, profile: str | None = None, state_dir: Path
     if profile:
         classifier = CalibratedClassifier(classifier, Profile.load(profile), deck, source=f"profile {profile}")
     elif state_dir is not None:
-        classifier, problem = load_stored(classifier, deck, state_dir)
+        classifier, problem = load_stored(classifier, deck, state_dir, rebuild)
     return PlacementDetector(classifier), problem
 
 

@@ -741,6 +741,8 @@ def test_walking_the_deck_again_adds_photos_and_one_card_again_starts_it_afresh(
     # A stored profile that no longer fits (here: corrupt; say, after an update of the models) is
     # made again from the photos kept, not left for the model alone.
     path.write_bytes(b"junk")
+    classifier, problem = load_stored(base, DECK, tmp_path, rebuild=False)   # the game menu's switch:
+    assert classifier is base and "at the next start" in problem              # not in the frame loop
     classifier, problem = load_stored(base, DECK, tmp_path)
     assert isinstance(classifier, CalibratedClassifier) and problem is None
     assert Profile.load(path).counts == {"0": 2}
