@@ -74,8 +74,8 @@ def _numbered(where: Path) -> list[Path]:
 
 
 def keep_photos(folder: Path, crops: dict, replace: bool = False) -> set:
-    """Write each label's new crops into its sub-folder, numbered on from its newest photo; with
-    `replace`, its old photos go first; then only its newest PHOTOS_PER_CARD are kept. Returns the
+    """Write each label's new crops into its sub-folder, numbered on from its newest photo; then only
+    its newest PHOTOS_PER_CARD are kept (with `replace`, of the new ones alone). Returns the
     labels whose photos could not be written (logged): the caller learns those from memory."""
     import cv2
 
@@ -100,11 +100,12 @@ def keep_photos(folder: Path, crops: dict, replace: bool = False) -> set:
                 part.replace(where / f"{number:04d}.png")
                 number += 1
             written = True
-            # The old photos go only once the new ones are there: a cut leaves the card its photos.
-            for photo in old if replace else _numbered(where)[:-PHOTOS_PER_CARD]:
-                photo.unlink()
-            if replace:
-                for photo in _numbered(where)[:-PHOTOS_PER_CARD]:
+            # Kept: the newest (of the new ones alone with `replace`). The old go only once the new
+            # are there: a cut leaves the card its photos.
+            photos = _numbered(where)
+            kept = photos[len(old) if replace else 0:][-PHOTOS_PER_CARD:]
+            for photo in photos:
+                if photo not in kept:
                     photo.unlink()
         except OSError as error:
             log.error("calibration photo of %s not %s in %s: %s", label, "pruned" if written else "kept", where,
@@ -144,7 +145,8 @@ def load_stored(base, deck: str, state_dir: str | Path, rebuild: bool = True):
 
     path = profile_path(state_dir, deck)
     folder = photos_folder(path)
-    if not path.exists() and not any(folder.glob("*/*.png")):
+    has_photos = any(folder.glob("*/*.png"))
+    if not path.exists() and not has_photos:
         return base, None
     problem = f"no profile at {path}"
     if path.exists():
@@ -152,7 +154,7 @@ def load_stored(base, deck: str, state_dir: str | Path, rebuild: bool = True):
             return CalibratedClassifier(base, Profile.load(path), deck, source=f"profile {path}"), None
         except ProfileError as error:
             problem = str(error)
-    if not rebuild and any(folder.glob("*/*.png")):
+    if not rebuild and has_photos:
         log.error("%s", problem)
         return base, f"calibration not used: {problem}; made again from its photos at the next start"
     try:
