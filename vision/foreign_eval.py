@@ -712,16 +712,33 @@ def pool_reports(reports: list[dict]) -> dict:
     pooled = {key: reports[0][key] for key in (*POOL_KEYS, model_key)}
     pooled["printings"] = sorted(seen)
     for name in POOLED_CONDITIONS:
-        cards = sum(r[name]["cards"] for r in reports)
-        accepted = sum(round(r[name]["cards"] * (1 - r[name]["rejected"])) for r in reports)
-        right = sum(round(r[name]["cards"] * (1 - r[name]["rejected"]) * r[name]["accuracy_accepted"]) for r in reports)
-        nones = sum(r[name]["none_crops"] for r in reports)
-        none_taken = sum(round(r[name]["none_crops"] * r[name]["none_accepted"]) for r in reports)
+        cards = accepted = right = nones = none_taken = 0
+        for stats in (r[name] for r in reports):    # each report's shares back to its counts
+            report_accepted = stats["cards"] * (1 - stats["rejected"])
+            cards += stats["cards"]
+            accepted += round(report_accepted)
+            right += round(report_accepted * stats["accuracy_accepted"])
+            nones += stats["none_crops"]
+            none_taken += round(stats["none_crops"] * stats["none_accepted"])
         pooled[name] = {"cards": cards, "accepted": accepted, "wrong": accepted - right,
                         "accuracy_accepted": right / accepted if accepted else 0.0,
                         "rejected": 1 - accepted / max(1, cards), "none_crops": nones,
                         "none_accepted": none_taken / nones if nones else 0.0}
     return pooled
+
+
+def _read_report(path: str) -> dict:
+    """A report of --json, with the fields pool_reports reads; else ValueError saying what is wrong."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            report = json.load(f)
+        for key in ("seed", "printings", *POOL_KEYS, *POOLED_CONDITIONS):
+            report[key]
+    except (OSError, json.JSONDecodeError, TypeError) as error:
+        raise ValueError(f"{path}: not a report of --json ({error})") from None
+    except KeyError as error:
+        raise ValueError(f"{path}: a report of --json without {error}") from None
+    return report
 
 
 def _print_pooled(p: dict) -> None:
@@ -826,17 +843,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.pool:
         try:
-            reports = []
-            for path in args.pool:
-                try:
-                    with open(path, encoding="utf-8") as f:
-                        reports.append(json.load(f))
-                except (OSError, json.JSONDecodeError) as error:
-                    raise ValueError(f"{path}: not a report of --json ({error})") from None
-            pooled = pool_reports(reports)
-        except (KeyError, TypeError) as error:
-            print(f"foreign_eval: --pool: a report lacks {error}", file=sys.stderr)
-            return 2
+            pooled = pool_reports([_read_report(path) for path in args.pool])
         except ValueError as error:
             print(f"foreign_eval: --pool: {error}", file=sys.stderr)
             return 2
