@@ -12,8 +12,8 @@ model alone as far as it reads the cards shown: vision.adapt); `back` returns to
 label the profile is written (atomically) and `finished` is set; `result` holds the calibrated
 classifier for the placement detector. On the device (`background=True`) the learning runs on a
 thread of its own while the screen says "LEARNING", so the frame loop goes on pinging systemd's
-watchdog (UNO Flip's 108 cards take 8-10 s of compute on the development machine's two cores,
-more on a Pi); meanwhile frames are not looked at and buttons not taken, but `back` held leaves
+watchdog (UNO Flip's 108 cards take 3.8 s of compute with one photo each and 6.3 s with three on
+the development machine's two cores, bench/vision_bench.py --deck uno-flip; more on a Pi); meanwhile frames are not looked at and buttons not taken, but `back` held leaves
 the walk (the profile is saved when the learning ends and used from the next start). A stop of
 the appliance waits for the learning (device/appliance.py), so the profile is saved.
 
@@ -183,8 +183,8 @@ class CalibrationFlow:
         self.index = 0
         self.picking = pick
         self.one_card = pick         # learn one card again: from its new photo alone
-        # Learn on a thread of its own (the device: UNO Flip's 108 cards take ~8-10 s here, more on
-        # a Pi, and the frame loop must go on pinging the watchdog); `learning` meanwhile.
+        # Learn on a thread of its own (the device: UNO Flip's deck takes seconds, more on a Pi,
+        # and the frame loop must go on pinging the watchdog); `learning` meanwhile.
         self.background = background
         self.learning: threading.Thread | None = None
         self.crops: dict[str, list] = {}
