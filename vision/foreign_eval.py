@@ -70,6 +70,11 @@ COLOUR_WEIGHTS = (0.0, 0.25, 0.5)
 # The ink's weight (CalibrationParams.ink_weight) it tries for such a deck (0 for the others): a
 # throwaway sweep on UNO Flip's cached tuning crops found 0.2-0.35 alike, 0.1 and 1 worse.
 INK_WEIGHTS = (0.0, 0.25, 0.5)
+# The symbol's weight (CalibrationParams.symbol_weight) it tries for such a deck (0 for the others):
+# a throwaway sweep on UNO Flip's tuning crops found 0.25 lowered the refusals for 99 % (models/calibration.md).
+SYMBOL_WEIGHTS = (0.0, 0.25, 0.5)
+# --tune: the temperatures tried
+TEMPERATURES = (0.02, 0.03, 0.05, 0.065, 0.08, 0.1, 0.12, 0.15)
 # --tune --bound Q: bootstrap resamples of the foreign tuning printings (accuracy_bound)
 BOOTSTRAP_RESAMPLES = 1000
 
@@ -431,7 +436,8 @@ def one_card_cases(base, look, deck, calibration, test, logits, embeddings, turn
                                                      (turned_logits[rows], turned_embeddings[rows], turned_inks[rows])):
             sims = calibrated.similarities(way_embeddings, way_inks)
             ways.append(WayReading(sims.nearest, sims.colour, sims.none, way_logits * profile.model_agreement,
-                                   has_samples, *model_alone_classes(base, way_logits), ink=sims.ink))
+                                   has_samples, *model_alone_classes(base, way_logits), ink=sims.ink,
+                                   symbol=sims.symbol))
         y = test.y[rows]
         cases.append({"label": label, "ways": ways, "y": y,
                       "alone_wrong": int(((alone[rows] >= 0) & (alone[rows] != y)).sum())})
@@ -451,7 +457,7 @@ def class_maps_for(base) -> tuple:
 
 class WayReading(NamedTuple):
     """What read_table needs of N crops read one way up through a profile: CalibratedClassifier's
-    Similarities (nearest (N, L), colour (N, L), none (N,); ink (N, L) or None), the model's
+    Similarities (nearest (N, L), colour (N, L), none (N,); ink (N, L) and symbol (N, L) or None), the model's
     logits times the profile's agreement (N, C), which labels have samples (L,), and for a profile
     with labels missing, what the model alone names and leans to per crop
     (vision.adapt.model_alone_classes; else None)."""
@@ -463,10 +469,11 @@ class WayReading(NamedTuple):
     named_alone: object = None
     leaning_alone: object = None
     ink: object = None
+    symbol: object = None
 
 
 def read_table(ways, y, class_maps: tuple, temperature: float, none_similarity: float, model_weight: float,
-               colour_weight: float, ink_weight: float = 0.0):
+               colour_weight: float, ink_weight: float = 0.0, symbol_weight: float = 0.0):
     """(class, confidence, margin, truth) per crop, its probabilities averaged over `ways` (a
     WayReading per way up: the crop and the crop turned half round, as the device reads a card),
     each read as CalibratedClassifier reads through a profile with these parameters; class_maps:
@@ -477,10 +484,10 @@ def read_table(ways, y, class_maps: tuple, temperature: float, none_similarity: 
 
     cls_of_label, none_index, _ = class_maps
     params = CalibrationParams(temperature=temperature, none_similarity=none_similarity, colour_weight=colour_weight,
-                               ink_weight=ink_weight)
+                               ink_weight=ink_weight, symbol_weight=symbol_weight)
     probs = sum(reading_probabilities(model_weight * way.vote, way.nearest, way.has_samples, way.none, cls_of_label,
                                       none_index, params, way.named_alone, way.leaning_alone, colour=way.colour,
-                                      ink=way.ink)
+                                      ink=way.ink, symbol=way.symbol)
                 for way in ways) / len(ways)
     top2 = np.sort(probs, 1)[:, -2:]
     return probs.argmax(1), top2[:, 1], top2[:, 1] - top2[:, 0], y
@@ -501,6 +508,37 @@ def named_wrongly(table, class_maps: tuple, min_confidence: float, min_margin: f
     under another label."""
     named, y = named_labels(table, class_maps, min_confidence, min_margin), table[3]
     return int(((named >= 0) & (named != y)).sum())
+
+
+# forked_map's work, inherited by the forked processes rather than pickled (a closure over the tuning sets)
+_FORKED: tuple = ()
+
+
+def _forked_call(i: int):
+    fn, items = _FORKED
+    return fn(items[i])
+
+
+def forked_map(fn, items: list, workers: int | None = None):
+    """fn over items, yielded in order, in `workers` forked processes (default: the cores this
+    process may use): fn and its data are inherited, not pickled, so a closure over large arrays
+    costs nothing to hand over; only its results are pickled back. One worker, or a system
+    without fork, runs here in turn."""
+    import multiprocessing
+
+    from vision.adapt import usable_cores
+
+    global _FORKED
+    workers = min(workers or usable_cores(), len(items))
+    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        yield from map(fn, items)
+        return
+    _FORKED = (fn, items)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            yield from pool.imap(_forked_call, range(len(items)))
+    finally:
+        _FORKED = ()
 
 
 def where_colours_tell(decks, weights: tuple[float, ...]) -> tuple[float, ...]:
@@ -603,8 +641,9 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
     log.info("one-card profiles of a label the model happened to read (foreign tuning printings): %s",
              ", ".join(f"{deck} {len(one_card.get(deck, []))}" for deck in decks))
 
-    def table(deck, sims, colour, none, ink, logits, y, alone, turned_sims, turned_colour, turned_none, turned_ink,
-              turned_logits, temperature, none_similarity, model_weight, colour_weight, ink_weight, unseen=False):
+    def table(deck, sims, colour, none, ink, symbol, logits, y, alone, turned_sims, turned_colour, turned_none,
+              turned_ink, turned_symbol, turned_logits, temperature, none_similarity, model_weight, colour_weight,
+              ink_weight, symbol_weight, unseen=False):
         """(class, confidence, margin, truth) per crop, its probabilities averaged with the crop's
         turned half round; with `unseen`, the same for the card crops
         the model alone names right, read as if their label had no samples (the profile without
@@ -613,63 +652,79 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
         rows = np.nonzero((y >= 0) & (alone == y))[0] if unseen else slice(None)
         y = y[rows]
         ways = []
-        for way_sims, way_colour, way_none, way_ink, way_vote in (
-                (sims, colour, none, ink, logits), (turned_sims, turned_colour, turned_none, turned_ink, turned_logits)):
-            way_sims, way_colour, way_ink = way_sims[rows].copy(), way_colour[rows].copy(), way_ink[rows].copy()
+        for way_sims, way_colour, way_none, way_ink, way_symbol, way_vote in (
+                (sims, colour, none, ink, symbol, logits),
+                (turned_sims, turned_colour, turned_none, turned_ink, turned_symbol, turned_logits)):
+            way_sims, way_colour = way_sims[rows].copy(), way_colour[rows].copy()
+            way_ink, way_symbol = way_ink[rows].copy(), way_symbol[rows].copy()
             if unseen:
-                way_sims[np.arange(len(rows)), y] = 0.0
-                way_colour[np.arange(len(rows)), y] = 0.0
-                way_ink[np.arange(len(rows)), y] = 0.0
+                for column in (way_sims, way_colour, way_ink, way_symbol):
+                    column[np.arange(len(rows)), y] = 0.0
             ways.append(WayReading(way_sims, way_colour, way_none[rows], way_vote[rows],   # vote: logits x agreement
-                                   np.ones(way_sims.shape[1], bool), ink=way_ink))
+                                   np.ones(way_sims.shape[1], bool), ink=way_ink, symbol=way_symbol))
         return read_table(ways, y, class_maps[deck], temperature, none_similarity, model_weight, colour_weight,
-                          ink_weight)
+                          ink_weight, symbol_weight)
+
+    def best_at(keys, weights):
+        """(objective key, CalibrationParams, stats) of the best reject thresholds for the tuning
+        sets `keys` read with these weights (module docstring's objective)."""
+        temperature, none_similarity, model_weight, colour_weight, ink_weight, symbol_weight = weights
+        tabs = {key: table(key[0], *sets[key], *weights) for key in keys}
+        unseen_tabs = {key: table(key[0], *sets[key], *weights, unseen=True)
+                       for key in keys if key[1] == "heldout"}
+        one_card_tabs = [(class_maps[deck], case["alone_wrong"],
+                          read_table(case["ways"], case["y"], class_maps[deck], *weights))
+                         for deck in sorted({deck for deck, _, _ in keys}) for case in one_card.get(deck, [])]
+        best = None
+        for mc in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+            for mm in (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
+                stats = {}
+                for key, tab in tabs.items():
+                    named = named_labels(tab, class_maps[key[0]], mc, mm)
+                    stats[key] = reading_stats(named, tab[3])
+                    if resamples is not None and key[1] == "foreign":
+                        stats[key]["accuracy_bound"] = accuracy_bound(named, tab[3], printing_of[key],
+                                                                      resamples, bound)
+                for key, tab in unseen_tabs.items():
+                    stats[key]["unseen_named_wrongly"] = (named_wrongly(tab, class_maps[key[0]], mc, mm)
+                                                          / max(1, len(tab[3])))
+                good = all(meets_targets(s, kind, k, accuracy, floor[deck]) for (deck, kind, k), s in stats.items())
+                # Then, where any set manages it: a label the user did not show, in a deck
+                # printed like the family, named through the model's vote where the model
+                # names it, not as its nearest shown neighbour.
+                unseen_ok = all(s.get("unseen_named_wrongly", 0.0) <= FAMILY_TOLERANCE for s in stats.values())
+                # And a one-card profile of a label the model happened to read names no more
+                # of the deck's other cards wrongly than the model alone (one_card_cases).
+                one_card_ok = all(named_wrongly(tab, maps, mc, mm) <= alone_wrong
+                                  for maps, alone_wrong, tab in one_card_tabs)
+                cost = sum(s["rejected"] * (1.0 if k == 1 else 0.5) for (_, _, k), s in stats.items())
+                key = (good, one_card_ok, unseen_ok,
+                       -cost if good else min(s["accuracy_accepted"] for s in stats.values()))
+                if best is None or key > best[0]:
+                    best = (key, CalibrationParams(temperature=temperature, none_similarity=none_similarity,
+                                                   model_weight=model_weight, min_confidence=mc, min_margin=mm,
+                                                   colour_weight=colour_weight, ink_weight=ink_weight,
+                                                   symbol_weight=symbol_weight),
+                            stats)
+        return best
 
     def search(keys):
-        """The best parameter set for the tuning sets `keys` (module docstring's objective)."""
-        best = None
-        colours = where_colours_tell([deck for deck, _, _ in keys], COLOUR_WEIGHTS)
-        inks = where_colours_tell([deck for deck, _, _ in keys], INK_WEIGHTS)
-        # (A label's similarity with its colour's reaches 1 + colour_weight: "none" is tried that high.)
-        nones = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8) + ((0.9, 1.0) if max(colours) else ())
-        for temperature, none_similarity, model_weight, colour_weight, ink_weight in itertools.product(
-                (0.02, 0.03, 0.05, 0.065, 0.08, 0.1, 0.12, 0.15), nones, MODEL_WEIGHTS, colours, inks):
-            weights = (temperature, none_similarity, model_weight, colour_weight, ink_weight)
-            tabs = {key: table(key[0], *sets[key], *weights) for key in keys}
-            unseen_tabs = {key: table(key[0], *sets[key], *weights, unseen=True)
-                           for key in keys if key[1] == "heldout"}
-            one_card_tabs = [(class_maps[deck], case["alone_wrong"],
-                              read_table(case["ways"], case["y"], class_maps[deck], *weights))
-                             for deck in sorted({deck for deck, _, _ in keys}) for case in one_card.get(deck, [])]
-            for mc in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
-                for mm in (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
-                    stats = {}
-                    for key, tab in tabs.items():
-                        named = named_labels(tab, class_maps[key[0]], mc, mm)
-                        stats[key] = reading_stats(named, tab[3])
-                        if resamples is not None and key[1] == "foreign":
-                            stats[key]["accuracy_bound"] = accuracy_bound(named, tab[3], printing_of[key],
-                                                                          resamples, bound)
-                    for key, tab in unseen_tabs.items():
-                        stats[key]["unseen_named_wrongly"] = (named_wrongly(tab, class_maps[key[0]], mc, mm)
-                                                              / max(1, len(tab[3])))
-                    good = all(meets_targets(s, kind, k, accuracy, floor[deck]) for (deck, kind, k), s in stats.items())
-                    # Then, where any set manages it: a label the user did not show, in a deck
-                    # printed like the family, named through the model's vote where the model
-                    # names it, not as its nearest shown neighbour.
-                    unseen_ok = all(s.get("unseen_named_wrongly", 0.0) <= FAMILY_TOLERANCE for s in stats.values())
-                    # And a one-card profile of a label the model happened to read names no more
-                    # of the deck's other cards wrongly than the model alone (one_card_cases).
-                    one_card_ok = all(named_wrongly(tab, maps, mc, mm) <= alone_wrong
-                                      for maps, alone_wrong, tab in one_card_tabs)
-                    cost = sum(s["rejected"] * (1.0 if k == 1 else 0.5) for (_, _, k), s in stats.items())
-                    key = (good, one_card_ok, unseen_ok,
-                           -cost if good else min(s["accuracy_accepted"] for s in stats.values()))
-                    if best is None or key > best[0]:
-                        best = (key, CalibrationParams(temperature=temperature, none_similarity=none_similarity,
-                                                       model_weight=model_weight, min_confidence=mc, min_margin=mm,
-                                                       colour_weight=colour_weight, ink_weight=ink_weight),
-                                stats)
+        """The best parameter set for the tuning sets `keys`: the grid's weights read in parallel,
+        the first best in grid order kept (as one process would)."""
+        decks_searched = sorted({deck for deck, _, _ in keys})
+        colours = where_colours_tell(decks_searched, COLOUR_WEIGHTS)
+        inks = where_colours_tell(decks_searched, INK_WEIGHTS)
+        symbols = where_colours_tell(decks_searched, SYMBOL_WEIGHTS)
+        # (A label's similarity with its colour's or symbol's reaches 1 + its weight: "none" is tried that high.)
+        nones = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8) + ((0.9, 1.0) if max(colours) or max(symbols) else ())
+        grid = list(itertools.product(TEMPERATURES, nones, MODEL_WEIGHTS, colours, inks, symbols))
+        best, started = None, time.monotonic()
+        for n, found in enumerate(forked_map(lambda weights: best_at(keys, weights), grid), 1):
+            if best is None or found[0] > best[0]:
+                best = found
+            if n % max(1, len(grid) // 20) == 0 or n == len(grid):
+                log.info("%s: searched %d/%d weight sets (%.0f s)", " ".join(decks_searched), n, len(grid),
+                         time.monotonic() - started)
         (met, one_card_met, unseen_met, _), params, stats = best
         cases = sum(len(one_card.get(deck, [])) for deck in {deck for deck, _, _ in keys})
         return {"params": params.__dict__, "target_met": met, "one_card_cases": cases,
