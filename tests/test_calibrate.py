@@ -93,10 +93,12 @@ def test_profile_round_trip(tmp_path, profile):
     with np.load(path) as z:
         parts = dict(z)
     header = json.loads(bytes(parts["header"]).decode())
-    del header["params"]["colour_weight"]
+    del header["params"]["colour_weight"], header["params"]["symbol_weight"]
     parts["header"] = np.frombuffer(json.dumps(header).encode(), np.uint8)
     np.savez(tmp_path / "older.npz", **parts)
-    assert Profile.load(tmp_path / "older.npz").params.colour_weight == 0.0
+    older = Profile.load(tmp_path / "older.npz").params
+    assert older.colour_weight == 0.0 and older.symbol_weight == 0.0  # nor before the symbol's
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["older.npz", "p.npz"]  # no temporary file left
     # Version 3, before the cards' inks: read without them, and with no weight on them.
     del header["params"]["ink_weight"], parts["inks"]
     header["version"] = 3

@@ -61,6 +61,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -203,9 +204,20 @@ class Profile:
         np.savez_compressed(buffer, header=np.frombuffer(json.dumps(header).encode("utf-8"), np.uint8),
                             embeddings=self.embeddings.astype(np.float16),
                             sample_labels=self.sample_labels.astype(np.int32), inks=self.inks.astype(np.float32))
+        # Never leave a half-written profile behind, nor, after a power cut (a Pi unplugged right
+        # after a calibration walk), a renamed file whose data never reached the card: synced first.
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(buffer.getvalue())
-        tmp.replace(path)  # never leave a half-written profile behind
+        with open(tmp, "wb") as f:
+            f.write(buffer.getvalue())
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(path)
+        if hasattr(os, "O_DIRECTORY"):  # the rename itself (POSIX)
+            directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.fsync(directory)
+            finally:
+                os.close(directory)
 
     @classmethod
     def load(cls, path: str | Path) -> "Profile":
