@@ -30,9 +30,10 @@ Read both ways up, also where the failures gather (the labels of a printing most
 right: failing_labels) and the fewest cards any thresholds must refuse for 99 % and 99.5 % among
 the rest (refusal_floor). --tune runs the same capture on other printings of each deck named (seed + 1000 on: foreign
 ones and two of the training family in held-out fonts) and grid-searches CalibrationParams (the
-colour's and the ink's weights only for a deck whose colours tell its cards apart: UNO Flip), one set for every
-deck named (with --per-deck, one set for each: vision.adapt.DECK_PARAMS); it prints the best and
-does not write anything. A deck's failures come one label of one printing at a time, so the
+colour's, the ink's and the symbol's weights only for a deck whose colours tell its cards apart: UNO Flip;
+the grid's weight sets read in as many processes as there are cores), one set for every deck named
+(with --per-deck, one set for each: vision.adapt.DECK_PARAMS); it prints the best and does not
+write anything. A deck's failures come one label of one printing at a time, so the
 tuner's accuracy is asked with a margin for printings it has not seen: --bound Q asks the targets
 at quantile Q of a bootstrap over whole tuning printings (accuracy_bound), --tune-accuracy a fixed
 higher accuracy.
