@@ -1059,8 +1059,10 @@ def test_runs_of_a_few_printings_pool_to_the_run_of_them_all_and_misfits_are_ref
             assert pooled[name][key] == pytest.approx(both[name][key]), (name, key)
     paths = []
     retuned = dict(second, params=dict(second["params"], temperature=0.5))
+    older = dict(second, params={k: v for k, v in second["params"].items() if k != "symbol_weight"})
+    odd = dict(second, params=dict(second["params"], no_such_weight=1.0))
     for name, report in (("a", first), ("b", second), ("c", dict(first, deck="flip7-vengeance")), ("d", both),
-                         ("e", retuned), ("f", dict(second, model_sha256="0" * 64))):
+                         ("e", retuned), ("f", dict(second, model_sha256="0" * 64)), ("g", older), ("h", odd)):
         paths.append(tmp_path / f"{name}.json")
         paths[-1].write_text(json.dumps(report))
     (tmp_path / "bad.json").write_text("{not json")
@@ -1072,6 +1074,11 @@ def test_runs_of_a_few_printings_pool_to_the_run_of_them_all_and_misfits_are_ref
         assert why in capsys.readouterr().err
     assert foreign_eval(["--pool", str(paths[0]), str(tmp_path / "bad.json")]) == 2
     assert "bad.json: not a report" in capsys.readouterr().err
+    # a report written before a weight was added reads it at its default, as an older profile does
+    assert foreign_eval(["--pool", str(paths[0]), str(paths[6])]) == 0
+    capsys.readouterr()
+    assert foreign_eval(["--pool", str(paths[0]), str(paths[7])]) == 2
+    assert "h.json: not a report" in capsys.readouterr().err
 
 
 def test_tuning_searches_one_parameter_set_for_every_deck_named():

@@ -511,8 +511,13 @@ def named_wrongly(table, class_maps: tuple, min_confidence: float, min_margin: f
     return int(((named >= 0) & (named != y)).sum())
 
 
-# forked_map's work, inherited by the forked processes rather than pickled (a closure over the tuning sets)
+# forked_map's work in a forked worker: set there by its initializer, inherited (not pickled)
 _FORKED: tuple = ()
+
+
+def _take_work(fn, items) -> None:
+    global _FORKED
+    _FORKED = (fn, items)
 
 
 def _forked_call(i: int):
@@ -523,27 +528,26 @@ def _forked_call(i: int):
 def forked_map(fn, items: list, workers: int | None = None):
     """fn over items, yielded in order, in `workers` forked processes (default: the cores this
     process may use): fn and its data are inherited, not pickled, so a closure over large arrays
-    costs nothing to hand over; only its results are pickled back. One worker, or a system
-    without fork, runs here in turn."""
+    costs nothing to hand over; only its results are pickled back. A worker that dies (the
+    out-of-memory killer) ends the map with BrokenProcessPool rather than a wait without end. One
+    worker, or a system other than Linux (fork is unsafe on macOS, absent on Windows), runs here
+    in turn."""
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     from vision.adapt import usable_cores
 
-    global _FORKED
     workers = min(workers or usable_cores(), len(items))
-    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if workers <= 1 or not sys.platform.startswith("linux"):
         yield from map(fn, items)
         return
-    _FORKED = (fn, items)
-    try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            yield from pool.imap(_forked_call, range(len(items)))
-    finally:
-        _FORKED = ()
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                             initializer=_take_work, initargs=(fn, items)) as pool:
+        yield from pool.map(_forked_call, range(len(items)), chunksize=1)
 
 
 def where_colours_tell(decks, weights: tuple[float, ...]) -> tuple[float, ...]:
-    """The colour's or the ink's weights (COLOUR_WEIGHTS, INK_WEIGHTS) the tuner tries for these
+    """The colour's, the ink's or the symbol's weights (COLOUR_WEIGHTS, INK_WEIGHTS, SYMBOL_WEIGHTS) the tuner tries for these
     decks: all of them if any deck has cards whose colour is part of what they are, else only 0
     (the weight would change nothing)."""
     from rules.cards import DECKS
@@ -648,8 +652,8 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
         """(class, confidence, margin, truth) per crop, its probabilities averaged with the crop's
         turned half round; with `unseen`, the same for the card crops
         the model alone names right, read as if their label had no samples (the profile without
-        it: its similarity left out, so the model's vote alone carries it; the centring is not
-        redone): such a card must still be named right, not as its nearest shown neighbour."""
+        it: its similarity left out, so the model's vote alone carries it; the centring, and its
+        colour's and symbol's mean cards, which its samples still enter, are not redone): such a card must still be named right, not as its nearest shown neighbour."""
         rows = np.nonzero((y >= 0) & (alone == y))[0] if unseen else slice(None)
         y = y[rows]
         ways = []
@@ -716,7 +720,8 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
         colours = where_colours_tell(decks_searched, COLOUR_WEIGHTS)
         inks = where_colours_tell(decks_searched, INK_WEIGHTS)
         symbols = where_colours_tell(decks_searched, SYMBOL_WEIGHTS)
-        # (A label's similarity with its colour's or symbol's reaches 1 + its weight: "none" is tried that high.)
+        # (A label's similarity gains its colour's and its symbol's cosines times their weights, so
+        # "none" is tried higher, up to 1.0, where either is weighed in.)
         nones = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8) + ((0.9, 1.0) if max(colours) or max(symbols) else ())
         grid = list(itertools.product(TEMPERATURES, nones, MODEL_WEIGHTS, colours, inks, symbols))
         best, started = None, time.monotonic()
@@ -755,8 +760,19 @@ def pool_reports(reports: list[dict]) -> dict:
     from pathlib import Path
 
     model_key = "model_sha256" if all("model_sha256" in r for r in reports) else "model"
+    from vision.adapt import CalibrationParams
+
+    def shared(report, key):
+        """What the reports must share of `key`: the model file's name; the parameters read as a
+        profile reads them (a weight added since an older report was written is at its default)."""
+        if key == "model":
+            return Path(report[key]).name
+        if key == "params":
+            return CalibrationParams(**report[key]).__dict__
+        return report.get(key)
+
     for key in (*POOL_KEYS, model_key):
-        values = {json.dumps(Path(r[key]).name if key == "model" else r.get(key), sort_keys=True) for r in reports}
+        values = {json.dumps(shared(r, key), sort_keys=True) for r in reports}
         if len(values) > 1:
             raise ValueError(f"the reports differ in {key}: {', '.join(sorted(values))}")
     seen: dict[int, int] = {}
@@ -785,11 +801,15 @@ def pool_reports(reports: list[dict]) -> dict:
 
 def _read_report(path: str) -> dict:
     """A report of --json, with the fields pool_reports reads; else ValueError saying what is wrong."""
+    from vision.adapt import CalibrationParams
+
     try:
         with open(path, encoding="utf-8") as f:
             report = json.load(f)
         for key in ("seed", "printings", *POOL_KEYS, *POOLED_CONDITIONS):
             report[key]
+        if not isinstance(report["params"], dict) or set(report["params"]) - set(CalibrationParams().__dict__):
+            raise TypeError(f"its parameters are not CalibrationParams: {report['params']}")
     except (OSError, json.JSONDecodeError, TypeError) as error:
         raise ValueError(f"{path}: not a report of --json ({error})") from None
     except KeyError as error:
