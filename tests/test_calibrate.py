@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -1035,6 +1036,23 @@ def test_tuning_searches_one_parameter_set_for_every_deck_named():
     assert set(result["params"]) == set(CalibrationParams().__dict__)
     assert {key.split()[0] for key in result["tuning_stats"]} == {"flip7", "flip7-vengeance"}
     assert len(result["tuning_stats"]) == 2 * 2 * 2  # decks x (foreign, held-out family) x (1, 3 samples)
+
+
+def test_tuning_reads_its_printings_back_from_its_cache_to_the_same_choice(tmp_path, caplog):
+    from vision.foreign_eval import tune
+
+    fresh = tune(["flip7"], None, 11, 1, 1, control_printings=1, bound=0.05, cache=tmp_path)
+    kept = sorted(tmp_path.iterdir())
+    assert [p.name.split("-")[:4] for p in kept] == [["v1", "flip7", "foreign", "1011"], ["v1", "flip7", "heldout", "1011"]]
+    with caplog.at_level(logging.INFO, logger="vision.foreign_eval"):
+        assert tune(["flip7"], None, 11, 1, 1, control_printings=1, bound=0.05, cache=tmp_path) == fresh
+    assert sum("read back" in r.getMessage() for r in caplog.records) == 2
+    kept[0].write_bytes(b"cut short")  # a damaged file is read again, with a warning, and replaced
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="vision.foreign_eval"):
+        assert tune(["flip7"], None, 11, 1, 1, control_printings=1, bound=0.05, cache=tmp_path) == fresh
+    assert any("not a readable tuning cache file" in r.getMessage() for r in caplog.records)
+    assert kept[0].stat().st_size > 1000
 
 
 def test_tuning_per_deck_searches_a_set_for_each_deck_and_new_profiles_take_their_decks():

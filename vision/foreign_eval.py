@@ -570,8 +570,83 @@ def meets_targets(stats: dict, kind: str, samples: int, accuracy: dict[int, floa
             and stats["none_accepted"] <= 0.005)
 
 
+# The tuner's cache of read printings: bump when what read_tuning_printing keeps, or how the
+# capture or the reading makes it, changes (old files are then ignored, not misread).
+TUNING_CACHE_VERSION = 1
+
+
+def read_tuning_printing(base, look, deck: str, kind: str, printing_seed: int, test_per_label: int) -> dict:
+    """What the tuner keeps of one tuning printing: "alone" (the trained model's reading both ways
+    up per test crop, and the truth), "one_card" (one_card_cases; foreign printings), and "sets":
+    per number of samples (1, 3) the similarities and votes of the test crops and of the crops
+    turned half round, through a profile of that many samples (tune's `table` reads them)."""
+    import numpy as np
+
+    from vision.adapt import CalibratedClassifier, calibrate, describe, ink_signatures
+    from vision.geometry import turned_half_round
+
+    calibration, test = capture_printing(deck, printing_seed, 3, test_per_label, kind)
+    logits, embeddings = describe(base, look, test.crops)
+    # Tuned for the device's reading both ways up: each crop and the crop turned half
+    # round, their probabilities averaged (the report's "both ways" rows; its second look
+    # at nearby outlines, the "second look" rows, is left out: it moves a few cards).
+    turned = [turned_half_round(c) for c in test.crops]
+    turned_logits, turned_embeddings = describe(base, look, turned)
+    inks, turned_inks = ink_signatures(test.crops), ink_signatures(turned)
+    alone = _predictions(base, _model_both_ways(base, logits, turned_logits),
+                         {lab: i for i, lab in enumerate(base.labels)})
+    read = {"alone": (alone, np.asarray(test.y)), "one_card": [], "sets": {}}
+    if kind == "foreign":
+        read["one_card"] = one_card_cases(base, look, deck, calibration, test, logits, embeddings, turned_logits,
+                                          turned_embeddings, inks, turned_inks)
+    for k in (1, 3):
+        profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()}, look=look)
+        calibrated = CalibratedClassifier(base, profile, deck, look=look)
+        read["sets"][k] = (*calibrated.similarities(embeddings, inks), logits * profile.model_agreement, test.y,
+                           alone, *calibrated.similarities(turned_embeddings, turned_inks),
+                           turned_logits * profile.model_agreement)
+    return read
+
+
+def tuning_cache_file(cache, deck: str, kind: str, printing_seed: int, test_per_label: int, base, look):
+    """Where the tuner keeps one printing's reading in the folder `cache` (None: no cache): named by
+    everything it depends on that a run can change (the deck, kind and seed of the printing, crops
+    per label, the two models' hashes, TUNING_CACHE_VERSION). A change to the capture or reading
+    code itself is not in the name: bump TUNING_CACHE_VERSION, or empty the folder."""
+    if cache is None:
+        return None
+    from pathlib import Path
+
+    return Path(cache) / (f"v{TUNING_CACHE_VERSION}-{deck}-{kind}-{printing_seed}-t{test_per_label}-"
+                          f"{base.identity[:12]}-{look.identity[:12]}.pkl")
+
+
+def _read_cached(path) -> dict | None:
+    """A printing's reading kept by _write_cached (the tuner's own file, written by this code on
+    this machine: a pickle), or None with a warning when it cannot be read (it is made again)."""
+    import pickle
+
+    try:
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    except Exception as error:  # a cut write, another version's classes: read the printing again
+        log.warning("%s: not a readable tuning cache file (%s: %s); reading the printing again",
+                    path, type(error).__name__, error)
+        return None
+
+
+def _write_cached(path, read: dict) -> None:
+    import pickle
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(path.name + ".part")
+    with open(part, "wb") as f:
+        pickle.dump(read, f, protocol=pickle.HIGHEST_PROTOCOL)
+    part.replace(path)
+
+
 def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label: int, control_printings: int = 2,
-         look_model=None, targets=None, per_deck: bool = False, bound: float | None = None) -> dict:
+         look_model=None, targets=None, per_deck: bool = False, bound: float | None = None, cache=None) -> dict:
     """Grid search of CalibrationParams (one set for every deck, or with per_deck one for each) for
     the device's reading both ways up (each crop and the crop turned half round, averaged) on
     tuning printings of each deck:
@@ -590,14 +665,15 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
     `bound` (a quantile, e.g. 0.05) asks instead, or as well, that the accuracy among accepted of the
     foreign tuning printings reach TARGETS at that quantile of its bootstrap over the printings
     (accuracy_bound): a margin that grows with how much the printings disagree and shrinks as more
-    printings are read."""
+    printings are read. `cache` (a folder): each tuning printing's reading is kept there and read
+    back by a later search of the same printings, models and crops per label (tuning_cache_file),
+    so a change to the objective or the grid costs the search alone."""
     import numpy as np
 
     accuracy = {k: (targets or {}).get(k, target) for k, (target, _) in TARGETS.items()}
 
-    from vision.adapt import CalibratedClassifier, CalibrationParams, calibrate, describe, ink_signatures
+    from vision.adapt import CalibrationParams
     from vision.classifier import CardClassifier
-    from vision.geometry import turned_half_round
 
     sets, class_maps, model_alone, one_card, printing_of = {}, {}, {}, {}, {}
     for deck in decks:
@@ -606,31 +682,21 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
         class_maps[deck] = class_maps_for(base)
         plan = [("foreign", p) for p in range(printings)] + [("heldout", p) for p in range(control_printings)]
         for n, (kind, p) in enumerate(plan, 1):
-            calibration, test = capture_printing(deck, seed + 1000 + p, 3, test_per_label, kind)
-            logits, embeddings = describe(base, look, test.crops)
-            # Tuned for the device's reading both ways up: each crop and the crop turned half
-            # round, their probabilities averaged (the report's "both ways" rows; its second look
-            # at nearby outlines, the "second look" rows, is left out: it moves a few cards).
-            turned = [turned_half_round(c) for c in test.crops]
-            turned_logits, turned_embeddings = describe(base, look, turned)
-            inks, turned_inks = ink_signatures(test.crops), ink_signatures(turned)
-            alone = _predictions(base, _model_both_ways(base, logits, turned_logits),
-                                 {lab: i for i, lab in enumerate(base.labels)})
+            path = tuning_cache_file(cache, deck, kind, seed + 1000 + p, test_per_label, base, look)
+            read = _read_cached(path) if path is not None and path.is_file() else None
+            source = "read back" if read is not None else "captured"
+            if read is None:
+                read = read_tuning_printing(base, look, deck, kind, seed + 1000 + p, test_per_label)
+                if path is not None:
+                    _write_cached(path, read)
             if kind == "heldout":
-                model_alone.setdefault(deck, []).append((alone, test.y))
+                model_alone.setdefault(deck, []).append(read["alone"])
             else:
-                one_card.setdefault(deck, []).extend(
-                    one_card_cases(base, look, deck, calibration, test, logits, embeddings, turned_logits,
-                                   turned_embeddings, inks, turned_inks))
+                one_card.setdefault(deck, []).extend(read["one_card"])
             for k in (1, 3):
-                profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()}, look=look)
-                calibrated = CalibratedClassifier(base, profile, deck, look=look)
-                printing_of.setdefault((deck, kind, k), []).append(np.full(len(test.y), p))
-                sets.setdefault((deck, kind, k), []).append(
-                    (*calibrated.similarities(embeddings, inks), logits * profile.model_agreement, test.y, alone,
-                     *calibrated.similarities(turned_embeddings, turned_inks),
-                     turned_logits * profile.model_agreement))
-            log.info("%s tuning printing %d/%d captured", deck, n, len(plan))
+                printing_of.setdefault((deck, kind, k), []).append(np.full(len(read["alone"][1]), p))
+                sets.setdefault((deck, kind, k), []).append(read["sets"][k])
+            log.info("%s tuning printing %d/%d %s", deck, n, len(plan), source)
     sets = {key: tuple(np.concatenate(column) for column in zip(*parts)) for key, parts in sets.items()}
     printing_of = {key: np.concatenate(parts) for key, parts in printing_of.items()}
     resamples = printing_resamples(printings) if bound is not None else None
@@ -898,6 +964,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --tune: the foreign tuning printings' accuracy among accepted must reach the "
                              "targets at this quantile (e.g. 0.05) of its bootstrap over whole printings, not "
                              "only on the whole (the failures come one label of one printing at a time)")
+    parser.add_argument("--cache", metavar="DIR",
+                        help="with --tune: keep each tuning printing's reading in DIR and read it back in a later "
+                             "search of the same printings and models (a change of objective or grid then costs the "
+                             "search alone); empty DIR when the capture or reading code changes")
     parser.add_argument("--params", metavar="JSON",
                         help='scoring parameters to measure instead of the defaults, e.g. \'{"temperature": 0.08}\' '
                              "(fields of vision.adapt.CalibrationParams; the others keep their defaults)")
@@ -926,7 +996,7 @@ def main(argv: list[str] | None = None) -> int:
             targets = dict(zip((1, 3), args.tune_accuracy)) if args.tune_accuracy else None
             print(json.dumps(tune(args.tune or [args.deck], args.models_dir, args.seed, args.printings, args.test_per_label,
                                   look_model=args.look_model, targets=targets, per_deck=args.per_deck,
-                                  bound=args.bound), indent=2))
+                                  bound=args.bound, cache=args.cache), indent=2))
             return 0
         params = None
         if args.params:
