@@ -75,11 +75,19 @@ def test_a_missing_look_model_refuses_calibration_not_the_classifier(tmp_path, b
 
 # -- profile format --------------------------------------------------------------------------------
 
-def test_profile_round_trip(tmp_path, profile):
+def test_profile_round_trip(tmp_path, profile, monkeypatch):
+    import os
+
+    import vision.adapt
     from vision.adapt import params_for
 
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(vision.adapt.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd)))
     path = tmp_path / "p.npz"
     profile.save(path)
+    assert len(synced) == 2  # the data, then the directory's rename: a power cut keeps one whole profile
+    monkeypatch.undo()
     back = Profile.load(path)
     assert back.deck == DECK and back.labels == LABELS and back.counts == profile.counts
     assert profile.params == back.params == params_for(DECK)  # a new profile takes its deck's parameters
