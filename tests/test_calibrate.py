@@ -1047,11 +1047,13 @@ def test_tuning_searches_one_parameter_set_for_every_deck_named():
 
 
 def test_tuning_reads_its_printings_back_from_its_cache_to_the_same_choice(tmp_path, caplog):
-    from vision.foreign_eval import tune
+    from vision.foreign_eval import TUNING_CACHE_VERSION, tune
 
     fresh = tune(["flip7"], None, 11, 1, 1, control_printings=1, bound=0.05, cache=tmp_path)
     kept = sorted(tmp_path.iterdir())
-    assert [p.name.split("-")[:4] for p in kept] == [["v1", "flip7", "foreign", "1011"], ["v1", "flip7", "heldout", "1011"]]
+    version = f"v{TUNING_CACHE_VERSION}"
+    assert [p.name.split("-")[:4] for p in kept] == [[version, "flip7", "foreign", "1011"],
+                                                       [version, "flip7", "heldout", "1011"]]
     with caplog.at_level(logging.INFO, logger="vision.foreign_eval"):
         assert tune(["flip7"], None, 11, 1, 1, control_printings=1, bound=0.05, cache=tmp_path) == fresh
     assert sum("read back" in r.getMessage() for r in caplog.records) == 2
@@ -1061,6 +1063,23 @@ def test_tuning_reads_its_printings_back_from_its_cache_to_the_same_choice(tmp_p
         assert tune(["flip7"], None, 11, 1, 1, control_printings=1, bound=0.05, cache=tmp_path) == fresh
     assert any("not a readable tuning cache file" in r.getMessage() for r in caplog.records)
     assert kept[0].stat().st_size > 1000
+
+
+def test_the_tuner_run_as_a_script_runs_under_the_modules_own_name(monkeypatch):
+    # `python -m vision.foreign_eval --tune ... --cache DIR` pickles WayReading: run as __main__ it
+    # would be kept as __main__.WayReading, which no other entry (a test, a later -c) can read back.
+    import runpy
+    import warnings
+
+    import vision.foreign_eval as foreign_eval
+
+    called = []
+    monkeypatch.setattr(foreign_eval, "main", lambda: called.append("vision.foreign_eval") or 0)
+    with warnings.catch_warnings(), pytest.raises(SystemExit):
+        warnings.simplefilter("ignore", RuntimeWarning)  # runpy: the module is imported already
+        runpy.run_module("vision.foreign_eval", run_name="__main__")
+    assert called == ["vision.foreign_eval"]
+    assert foreign_eval.WayReading.__module__ == "vision.foreign_eval"
 
 
 def test_tuning_per_deck_searches_a_set_for_each_deck_and_new_profiles_take_their_decks():

@@ -571,8 +571,9 @@ def meets_targets(stats: dict, kind: str, samples: int, accuracy: dict[int, floa
 
 
 # The tuner's cache of read printings: bump when what read_tuning_printing keeps, or how the
-# capture or the reading makes it, changes (old files are then ignored, not misread).
-TUNING_CACHE_VERSION = 1
+# capture or the reading makes it, changes (old files are then ignored, not misread). 2: WayReading
+# pickled under vision.foreign_eval (a run as `python -m` kept it as __main__.WayReading).
+TUNING_CACHE_VERSION = 2
 
 
 def read_tuning_printing(base, look, deck: str, kind: str, printing_seed: int, test_per_label: int) -> dict:
@@ -1017,4 +1018,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Through the module's own name, not __main__: the tuner's cache pickles WayReading, and a
+    # class pickled as __main__.WayReading cannot be read back by any other entry (tests, -c).
+    from vision import foreign_eval
+
+    sys.exit(foreign_eval.main())
