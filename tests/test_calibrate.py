@@ -1082,6 +1082,38 @@ def test_the_tuner_run_as_a_script_runs_under_the_modules_own_name(monkeypatch):
     assert foreign_eval.WayReading.__module__ == "vision.foreign_eval"
 
 
+def test_a_refusal_budget_spends_refusals_on_accuracy(tmp_path):
+    from vision.foreign_eval import headroom, tune, within_budget
+
+    # the budget binds a foreign printing's refusals, not the family's
+    assert within_budget({"rejected": 0.03}, "foreign", None)
+    assert within_budget({"rejected": 0.025}, "foreign", 0.025)
+    assert not within_budget({"rejected": 0.026}, "foreign", 0.025)
+    assert within_budget({"rejected": 0.2}, "heldout", 0.025)
+    # headroom: the least margin above the targets of the foreign sets, at the bound where there is one
+    stats = {("d", "foreign", 1): {"accuracy_accepted": 0.995, "accuracy_bound": 0.992},
+             ("d", "foreign", 3): {"accuracy_accepted": 0.999, "accuracy_bound": 0.996},
+             ("d", "heldout", 1): {"accuracy_accepted": 0.97}}
+    assert headroom(stats) == pytest.approx(0.001)
+    del stats[("d", "foreign", 3)]["accuracy_bound"]
+    assert headroom(stats) == pytest.approx(0.002)
+
+    # On a tuning printing: a set that meets its budget refuses no more than it allows, and a
+    # budget that is all the cards reads at least as accurately as the fewest refused would.
+    fewest = tune(["flip7"], None, 11, 1, 1, control_printings=1, cache=tmp_path)
+    budgeted = tune(["flip7"], None, 11, 1, 1, control_printings=1, cache=tmp_path, refusal_budget=1.0)
+    assert budgeted["refusal_budget"] == 1.0 and fewest["refusal_budget"] is None
+    def keyed(found):  # tuning_stats' "deck kind, k sample(s)" back to (deck, kind, k)
+        return {(key.split()[0], key.split()[1].rstrip(","), int(key.split()[2])): s
+                for key, s in found["tuning_stats"].items()}
+
+    if fewest["target_met"]:
+        assert budgeted["target_met"] and headroom(keyed(budgeted)) >= headroom(keyed(fewest))
+    tight = tune(["flip7"], None, 11, 1, 1, control_printings=1, cache=tmp_path, refusal_budget=0.02)
+    if tight["target_met"]:
+        assert all(s["rejected"] <= 0.02 for k, s in tight["tuning_stats"].items() if "foreign" in k)
+
+
 def test_tuning_per_deck_searches_a_set_for_each_deck_and_new_profiles_take_their_decks():
     from vision.adapt import DECK_PARAMS, CalibrationParams, params_for
     from vision.foreign_eval import tune
