@@ -1097,6 +1097,14 @@ def test_a_refusal_budget_spends_refusals_on_accuracy(tmp_path):
     assert headroom(stats) == pytest.approx(0.001)
     del stats[("d", "foreign", 3)]["accuracy_bound"]
     assert headroom(stats) == pytest.approx(0.002)
+    assert headroom(stats, {1: 0.99, 3: 0.998}) == pytest.approx(0.001)  # --tune-accuracy's targets
+    # a budget that is not a share of the cards is refused before any work
+    from vision.foreign_eval import main
+
+    for wrong in ("0", "2.5", "-0.1"):
+        with pytest.raises(SystemExit) as refused:
+            main(["--tune", "flip7", "--refusal-budget", wrong])
+        assert refused.value.code == 2
 
     # On a tuning printing: a set that meets its budget refuses no more than it allows, and a
     # budget that is all the cards reads at least as accurately as the fewest refused would.

@@ -578,11 +578,13 @@ def within_budget(stats: dict, kind: str, budget: float | None) -> bool:
     return budget is None or kind != "foreign" or stats["rejected"] <= budget
 
 
-def headroom(stats: dict) -> float:
+def headroom(stats: dict, accuracy: dict[int, float] | None = None) -> float:
     """How far the foreign tuning sets' accuracy among accepted (at the bound's quantile where the
-    bound is asked: "accuracy_bound") lies above their targets, the least of them: what a set
-    with a refusal budget is chosen for (tune). `stats`: {(deck, kind, samples): reading_stats}."""
-    return min(s.get("accuracy_bound", s["accuracy_accepted"]) - TARGETS[k][0]
+    bound is asked: "accuracy_bound") lies above their targets (`accuracy`: {samples: target},
+    TARGETS' by default), the least of them: what a set with a refusal budget is chosen for (tune).
+    `stats`: {(deck, kind, samples): reading_stats}."""
+    target = accuracy or {k: t for k, (t, _) in TARGETS.items()}
+    return min(s.get("accuracy_bound", s["accuracy_accepted"]) - target[k]
                for (_, kind, k), s in stats.items() if kind == "foreign")
 
 
@@ -792,7 +794,7 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
                 elif refusal_budget is None:
                     rank = (-cost, 0.0)
                 else:
-                    rank = (headroom(stats), -cost)
+                    rank = (headroom(stats, accuracy), -cost)
                 key = (good, one_card_ok, unseen_ok, *rank)
                 if best is None or key > best[0]:
                     best = (key, CalibrationParams(temperature=temperature, none_similarity=none_similarity,
@@ -1012,6 +1014,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="instead of measuring, pool reports of earlier runs (their --json output) of one "
                              "deck on printings none of them share: the device's reading over all their printings")
     args = parser.parse_args(argv)
+    if args.refusal_budget is not None and not 0 < args.refusal_budget <= 1:
+        parser.error(f"--refusal-budget {args.refusal_budget}: a share of the cards, above 0 and at most 1 "
+                     "(e.g. 0.025 for 2.5 %)")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.pool:
         try:
