@@ -588,6 +588,23 @@ def headroom(stats: dict, accuracy: dict[int, float] | None = None) -> float:
                for (_, kind, k), s in stats.items() if kind == "foreign")
 
 
+def set_rank(stats: dict, accuracy: dict[int, float], family_floor: dict[str, float],
+             refusal_budget: float | None) -> tuple[bool, tuple[float, float]]:
+    """The first and last of tune's requirements for one parameter set, from its tuning sets'
+    `stats` ({(deck, kind, samples): reading_stats}): whether it meets the targets (meets_targets,
+    and within_budget), and its rank among sets alike in that (higher is better): a set that does
+    not meet them by its least accuracy among accepted; one that does by its fewest refusals (one
+    sample counting double) or, with a `refusal_budget`, by its headroom and then its refusals."""
+    good = all(meets_targets(s, kind, k, accuracy, family_floor[deck]) and within_budget(s, kind, refusal_budget)
+               for (deck, kind, k), s in stats.items())
+    cost = sum(s["rejected"] * (1.0 if k == 1 else 0.5) for (_, _, k), s in stats.items())
+    if not good:
+        return good, (min(s["accuracy_accepted"] for s in stats.values()), 0.0)
+    if refusal_budget is None:
+        return good, (-cost, 0.0)
+    return good, (headroom(stats, accuracy), -cost)
+
+
 # The tuner's cache of read printings: bump when what read_tuning_printing keeps, or how the
 # capture or the reading makes it, changes (old files are then ignored, not misread). 2: WayReading
 # pickled under vision.foreign_eval (a run as `python -m` kept it as __main__.WayReading).
@@ -778,8 +795,7 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
                 for key, tab in unseen_tabs.items():
                     stats[key]["unseen_named_wrongly"] = (named_wrongly(tab, class_maps[key[0]], mc, mm)
                                                           / max(1, len(tab[3])))
-                good = all(meets_targets(s, kind, k, accuracy, floor[deck]) and within_budget(s, kind, refusal_budget)
-                           for (deck, kind, k), s in stats.items())
+                good, rank = set_rank(stats, accuracy, floor, refusal_budget)
                 # Then, where any set manages it: a label the user did not show, in a deck
                 # printed like the family, named through the model's vote where the model
                 # names it, not as its nearest shown neighbour.
@@ -788,13 +804,6 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
                 # of the deck's other cards wrongly than the model alone (one_card_cases).
                 one_card_ok = all(named_wrongly(tab, maps, mc, mm) <= alone_wrong
                                   for maps, alone_wrong, tab in one_card_tabs)
-                cost = sum(s["rejected"] * (1.0 if k == 1 else 0.5) for (_, _, k), s in stats.items())
-                if not good:
-                    rank = (min(s["accuracy_accepted"] for s in stats.values()), 0.0)
-                elif refusal_budget is None:
-                    rank = (-cost, 0.0)
-                else:
-                    rank = (headroom(stats, accuracy), -cost)
                 key = (good, one_card_ok, unseen_ok, *rank)
                 if best is None or key > best[0]:
                     best = (key, CalibrationParams(temperature=temperature, none_similarity=none_similarity,
