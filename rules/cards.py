@@ -22,9 +22,6 @@ class Deck:
     # and yellow 5): every card of one colour is printed in the same ink. Empty for decks whose
     # colours only decorate (Flip 7's numbers).
     colours: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    # label -> what is printed on it, its colour aside (UNO Flip's red 5 and pink 5 are both "5"),
-    # for the labels in `colours`. Empty where `colours` is.
-    symbols: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def size(self) -> int:
@@ -34,8 +31,7 @@ class Deck:
         return self.kinds[label]
 
 
-def _deck(id: str, entries: list[tuple[str, str, int]], colours: Mapping[str, str] | None = None,
-          symbols: Mapping[str, str] | None = None) -> Deck:
+def _deck(id: str, entries: list[tuple[str, str, int]], colours: Mapping[str, str] | None = None) -> Deck:
     labels = tuple(label for label, _, _ in entries)
     if len(set(labels)) != len(labels):
         raise ValueError(f"deck {id}: duplicate labels")
@@ -45,7 +41,6 @@ def _deck(id: str, entries: list[tuple[str, str, int]], colours: Mapping[str, st
         copies=MappingProxyType({label: n for label, _, n in entries}),
         kinds=MappingProxyType({label: kind for label, kind, _ in entries}),
         colours=MappingProxyType(dict(colours or {})),
-        symbols=MappingProxyType(dict(symbols or {})),
     )
 
 
@@ -77,19 +72,18 @@ UNO_DARK_SYMBOLS = ("draw-five", "reverse", "skip-everyone", "flip")
 def _uno_flip() -> Deck:
     """Faces, not physical cards: each of the 112 double-sided cards shows one light and one dark
     face; the 108 labels are the faces, with the copies of each face in the deck."""
-    entries, colours, symbols = [], {}, {}
-    for colors, side_symbols, wilds in (
+    entries, colours = [], {}
+    for colors, symbols, wilds in (
         (UNO_LIGHT_COLORS, UNO_LIGHT_SYMBOLS, ("wild", "wild-draw-two")),
         (UNO_DARK_COLORS, UNO_DARK_SYMBOLS, ("dark-wild", "wild-draw-color")),
     ):
         for color in colors:
-            printed = [str(n) for n in range(1, 10)] + list(side_symbols)
-            faces = [(f"{color}-{p}", "number" if p.isdigit() else "action", 2) for p in printed]
+            faces = [(f"{color}-{n}", "number", 2) for n in range(1, 10)]
+            faces += [(f"{color}-{s}", "action", 2) for s in symbols]
             entries += faces
             colours.update((label, color) for label, _, _ in faces)
-            symbols.update((label, p) for (label, _, _), p in zip(faces, printed))
         entries += [(w, "wild", 4) for w in wilds]
-    return _deck("uno-flip", entries, colours, symbols)
+    return _deck("uno-flip", entries, colours)
 
 
 DECKS: Mapping[str, Deck] = MappingProxyType({d.id: d for d in (_flip7(), _vengeance(), _uno_flip())})

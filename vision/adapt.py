@@ -26,10 +26,6 @@ the reported figures; models/calibration.md):
   card of its colour (colour_cards; none_similarity is on that scale): the dozen cards of one
   colour, each shown in its own light, say what that ink looks like far better than one sample,
   so a colour twin (pink 5 / purple 5) leans less on one capture;
-* likewise a label's similarity gains symbol_weight x the cosine with the mean card of its
-  *symbol* (the same cards turned round: every 8 of the deck, whatever its colour; Deck.symbols):
-  eight 8s, each in its own light, say what this printing's 8 looks like better than one photo,
-  so a look-alike numeral (8 / 5) leans less on one capture;
 * in such a deck a label's similarity also gains ink_weight x how near the crop's *ink* is to the
   ink of its colour's cards, less the nearest colour's (ink_signature: the hue of its coloured
   pixels and the lightness of the rest, after the brightest near-white pixels are made neutral,
@@ -125,7 +121,6 @@ class CalibrationParams:
     min_margin: float = 0.2
     colour_weight: float = 0.0     # of a label's similarity to the mean card of its colour, added (decks with colours)
     ink_weight: float = 0.0        # of how near a crop's ink is to its colour's, less the nearest colour's (decks with colours)
-    symbol_weight: float = 0.0     # of a label's similarity to the mean card of its symbol, added (decks with colours)
 
 
 # Each deck's own set (its foreign printings bind the thresholds differently: UNO Flip's colour
@@ -526,7 +521,6 @@ class CalibratedClassifier:
         self._none_rows = np.flatnonzero(profile.sample_labels < 0)
         self._has_samples = np.isin(np.arange(len(profile.labels)), present)
         self._colour_cards = colour_cards(self.samples, self.sample_labels, profile.labels, deck)
-        self._symbol_cards = colour_cards(self.samples, self.sample_labels, profile.labels, deck, by="symbols")
         self._ink_cards = colour_means(profile.inks, self._has_samples, profile.labels, deck)
 
     @property
@@ -539,8 +533,7 @@ class CalibratedClassifier:
 
     def similarities(self, embeddings: np.ndarray, inks: np.ndarray | None = None) -> Similarities:
         """Per crop: for each label, the best cosine with that label's samples (-1: the label has
-        no samples) and the cosines with the mean cards of its colour and of its symbol (0: no
-        samples); the best
+        no samples) and the cosine with the mean card of its colour (0: no samples); the best
         cosine with the "none" views (-1: none); with the crops' `inks` (ink_signatures), how near
         each is to each label's colour's ink less the nearest colour's (relative_ink: <= 0; 0
         without inks, for a label without samples and in a deck without colours)."""
@@ -551,8 +544,7 @@ class CalibratedClassifier:
             nearest[:, i] = cos[:, rows].max(axis=1)
         none = cos[:, self._none_rows].max(axis=1) if len(self._none_rows) else np.full(len(cos), -1.0)
         ink = relative_ink(inks, self._ink_cards) if inks is not None else np.zeros_like(nearest)
-        return Similarities(nearest, (z @ self._colour_cards.T).astype(np.float64), none, ink,
-                            (z @ self._symbol_cards.T).astype(np.float64))
+        return Similarities(nearest, (z @ self._colour_cards.T).astype(np.float64), none, ink)
 
     def probabilities(self, crops_bgr) -> np.ndarray:
         classes = self.spec.classes
@@ -569,7 +561,7 @@ class CalibratedClassifier:
             named_alone, leaning_alone = model_alone_classes(self.base, logits)
         return reading_probabilities(self._model_weight * logits, sims.nearest, self._has_samples, sims.none,
                                      self._class_of_label, self.spec.none_index, self.params, named_alone,
-                                     leaning_alone, colour=sims.colour, ink=sims.ink, symbol=sims.symbol)
+                                     leaning_alone, colour=sims.colour, ink=sims.ink)
 
     def decide(self, probs: np.ndarray) -> Prediction:
         return reject_rule(probs, self.spec.classes, self.spec.none_index,
@@ -588,12 +580,10 @@ class Similarities(NamedTuple):
     colour: np.ndarray    # (N, L) cosine with the mean card of each label's colour, 0 where it has no samples
     none: np.ndarray      # (N,) best cosine with the "none" views, -1 where there are none
     ink: np.ndarray       # (N, L) ink nearness to each label's colour less the nearest colour's (<= 0), 0 where not measured
-    symbol: np.ndarray    # (N, L) cosine with the mean card of each label's symbol, 0 where it has no samples
 
 
-def colour_cards(samples: np.ndarray, sample_labels: np.ndarray, labels, deck: str, by: str = "colours") -> np.ndarray:
-    """(L, D): for each label with samples, the mean card of its colour (with `by` "symbols", of its
-    symbol: rules.cards.Deck.symbols, the same grouping turned round): the mean of the mean
+def colour_cards(samples: np.ndarray, sample_labels: np.ndarray, labels, deck: str) -> np.ndarray:
+    """(L, D): for each label with samples, the mean card of its colour: the mean of the mean
     directions of every label of that colour with samples (colour_means), of unit length. Cards of
     one colour share their ink, so a dozen cards shown once each, in a dozen lights, say what that
     ink looks like far better than one card's sample does: a pink 5 close to the purple 5's sample
@@ -604,19 +594,18 @@ def colour_cards(samples: np.ndarray, sample_labels: np.ndarray, labels, deck: s
     present = np.unique(sample_labels[sample_labels >= 0])
     for i in present:
         means[i] = _unit(samples[sample_labels == i].astype(np.float64).mean(0))
-    return colour_means(means, np.isin(np.arange(len(labels)), present), labels, deck, by).astype(np.float32)
+    return colour_means(means, np.isin(np.arange(len(labels)), present), labels, deck).astype(np.float32)
 
 
-def colour_means(vectors: np.ndarray, shown: np.ndarray, labels, deck: str, by: str = "colours") -> np.ndarray:
+def colour_means(vectors: np.ndarray, shown: np.ndarray, labels, deck: str) -> np.ndarray:
     """(L, D): every label `shown` (a mask) gets the unit mean of the vectors of its colour's labels
-    shown (rules.cards.Deck.colours; `by` "symbols": its symbol's, Deck.symbols) whose vector was
-    measured (not all zeros: an ink kept from a version 3 profile by an update enters no mean); a
-    label without a colour (a wild) is a colour of its own. The other labels, and every label of a
-    deck without colours, zeros. What colour_cards gives of the look embeddings, and the inks'
-    colours (CalibratedClassifier)."""
+    shown (rules.cards.Deck.colours) whose vector was measured (not all zeros: an ink kept from a
+    version 3 profile by an update enters no mean); a label without a colour (a wild) is a colour
+    of its own. The other labels, and every label of a deck without colours, zeros. What
+    colour_cards gives of the look embeddings, and the inks' colours (CalibratedClassifier)."""
     from rules.cards import DECKS
 
-    colours = getattr(DECKS[deck], by) if deck in DECKS else {}
+    colours = DECKS[deck].colours if deck in DECKS else {}
     out = np.zeros((len(labels), vectors.shape[1]))
     if not colours:
         return out
@@ -652,7 +641,7 @@ def reading_probabilities(vote: np.ndarray, sims: np.ndarray, has_samples: np.nd
                           class_of_label: np.ndarray, none_index: int, params: CalibrationParams,
                           named_alone: np.ndarray | None = None,
                           leaning_alone: np.ndarray | None = None, colour: np.ndarray | None = None,
-                          ink: np.ndarray | None = None, symbol: np.ndarray | None = None) -> np.ndarray:
+                          ink: np.ndarray | None = None) -> np.ndarray:
     """The reading's probabilities (N, C) (module docstring): `vote` the model's logits times its
     weight and agreement (N, C); `sims` (N, L) and `none` (N,) from CalibratedClassifier.similarities.
     A label without samples (`has_samples` False) scores the vote alone, and keeps its share only
@@ -665,13 +654,10 @@ def reading_probabilities(vote: np.ndarray, sims: np.ndarray, has_samples: np.nd
     "none" views' similarity is not: a crop like the deck's cards gains on "none" by its colour).
     `ink` (N, L): Similarities.ink, added params.ink_weight times (<= 0: a label whose colour's ink
     is not the nearest loses, the nearest colour's labels keep their similarity, so "none" keeps
-    its scale). `symbol` (N, L): each label's similarity to the mean card of its symbol, added
-    params.symbol_weight times, as the colour's."""
+    its scale)."""
     scores = vote.astype(np.float64)
     if colour is not None and params.colour_weight:
         sims = sims + params.colour_weight * colour
-    if symbol is not None and params.symbol_weight:
-        sims = sims + params.symbol_weight * symbol
     if ink is not None and params.ink_weight:
         sims = sims + params.ink_weight * ink
     scores[:, class_of_label] += sims * has_samples / params.temperature

@@ -30,7 +30,7 @@ Read both ways up, also where the failures gather (the labels of a printing most
 right: failing_labels) and the fewest cards any thresholds must refuse for 99 % and 99.5 % among
 the rest (refusal_floor). --tune runs the same capture on other printings of each deck named (seed + 1000 on: foreign
 ones and two of the training family in held-out fonts) and grid-searches CalibrationParams (the
-colour's, the ink's and the symbol's weights only for a deck whose colours tell its cards apart: UNO Flip;
+colour's and the ink's weights only for a deck whose colours tell its cards apart: UNO Flip;
 the grid's weight sets read in as many processes as there are cores), one set for every deck named
 (with --per-deck, one set for each: vision.adapt.DECK_PARAMS); it prints the best and does not
 write anything. A deck's failures come one label of one printing at a time, so the
@@ -72,9 +72,6 @@ COLOUR_WEIGHTS = (0.0, 0.25, 0.5)
 # The ink's weight (CalibrationParams.ink_weight) it tries for such a deck (0 for the others): a
 # throwaway sweep on UNO Flip's cached tuning crops found 0.2-0.35 alike, 0.1 and 1 worse.
 INK_WEIGHTS = (0.0, 0.25, 0.5)
-# The symbol's weight (CalibrationParams.symbol_weight) it tries for such a deck (0 for the others):
-# a throwaway sweep on UNO Flip's tuning crops found 0.25 lowered the refusals for 99 % (models/calibration.md).
-SYMBOL_WEIGHTS = (0.0, 0.25, 0.5)
 # --tune: the temperatures tried
 TEMPERATURES = (0.02, 0.03, 0.05, 0.065, 0.08, 0.1, 0.12, 0.15)
 # --tune --bound Q: bootstrap resamples of the foreign tuning printings (accuracy_bound)
@@ -438,8 +435,7 @@ def one_card_cases(base, look, deck, calibration, test, logits, embeddings, turn
                                                      (turned_logits[rows], turned_embeddings[rows], turned_inks[rows])):
             sims = calibrated.similarities(way_embeddings, way_inks)
             ways.append(WayReading(sims.nearest, sims.colour, sims.none, way_logits * profile.model_agreement,
-                                   has_samples, *model_alone_classes(base, way_logits), ink=sims.ink,
-                                   symbol=sims.symbol))
+                                   has_samples, *model_alone_classes(base, way_logits), ink=sims.ink))
         y = test.y[rows]
         cases.append({"label": label, "ways": ways, "y": y,
                       "alone_wrong": int(((alone[rows] >= 0) & (alone[rows] != y)).sum())})
@@ -459,7 +455,7 @@ def class_maps_for(base) -> tuple:
 
 class WayReading(NamedTuple):
     """What read_table needs of N crops read one way up through a profile: CalibratedClassifier's
-    Similarities (nearest (N, L), colour (N, L), none (N,); ink (N, L) and symbol (N, L) or None), the model's
+    Similarities (nearest (N, L), colour (N, L), none (N,); ink (N, L) or None), the model's
     logits times the profile's agreement (N, C), which labels have samples (L,), and for a profile
     with labels missing, what the model alone names and leans to per crop
     (vision.adapt.model_alone_classes; else None)."""
@@ -471,11 +467,10 @@ class WayReading(NamedTuple):
     named_alone: object = None
     leaning_alone: object = None
     ink: object = None
-    symbol: object = None
 
 
 def read_table(ways, y, class_maps: tuple, temperature: float, none_similarity: float, model_weight: float,
-               colour_weight: float, ink_weight: float = 0.0, symbol_weight: float = 0.0):
+               colour_weight: float, ink_weight: float = 0.0):
     """(class, confidence, margin, truth) per crop, its probabilities averaged over `ways` (a
     WayReading per way up: the crop and the crop turned half round, as the device reads a card),
     each read as CalibratedClassifier reads through a profile with these parameters; class_maps:
@@ -486,10 +481,10 @@ def read_table(ways, y, class_maps: tuple, temperature: float, none_similarity: 
 
     cls_of_label, none_index, _ = class_maps
     params = CalibrationParams(temperature=temperature, none_similarity=none_similarity, colour_weight=colour_weight,
-                               ink_weight=ink_weight, symbol_weight=symbol_weight)
+                               ink_weight=ink_weight)
     probs = sum(reading_probabilities(model_weight * way.vote, way.nearest, way.has_samples, way.none, cls_of_label,
                                       none_index, params, way.named_alone, way.leaning_alone, colour=way.colour,
-                                      ink=way.ink, symbol=way.symbol)
+                                      ink=way.ink)
                 for way in ways) / len(ways)
     top2 = np.sort(probs, 1)[:, -2:]
     return probs.argmax(1), top2[:, 1], top2[:, 1] - top2[:, 0], y
@@ -548,7 +543,7 @@ def forked_map(fn, items: list, workers: int | None = None):
 
 
 def where_colours_tell(decks, weights: tuple[float, ...]) -> tuple[float, ...]:
-    """The colour's, the ink's or the symbol's weights (COLOUR_WEIGHTS, INK_WEIGHTS, SYMBOL_WEIGHTS) the tuner tries for these
+    """The colour's or the ink's weights (COLOUR_WEIGHTS, INK_WEIGHTS) the tuner tries for these
     decks: all of them if any deck has cards whose colour is part of what they are, else only 0
     (the weight would change nothing)."""
     from rules.cards import DECKS
@@ -612,9 +607,8 @@ def set_rank(stats: dict, accuracy: dict[int, float], family_floor: dict[str, fl
 
 # The tuner's cache of read printings: bump when what read_tuning_printing keeps, or how the
 # capture or the reading makes it, changes (old files are then ignored, not misread). 2: WayReading
-# pickled under vision.foreign_eval (a run as `python -m` kept it as __main__.WayReading); 3: the
-# symbol's similarities kept beside the colour's.
-TUNING_CACHE_VERSION = 3
+# pickled under vision.foreign_eval (a run as `python -m` kept it as __main__.WayReading).
+TUNING_CACHE_VERSION = 2
 
 
 def read_tuning_printing(base, look, deck: str, kind: str, printing_seed: int, test_per_label: int) -> dict:
@@ -756,34 +750,32 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
     log.info("one-card profiles of a label the model happened to read (foreign tuning printings): %s",
              ", ".join(f"{deck} {len(one_card.get(deck, []))}" for deck in decks))
 
-    def table(deck, sims, colour, none, ink, symbol, logits, y, alone, turned_sims, turned_colour, turned_none,
-              turned_ink, turned_symbol, turned_logits, temperature, none_similarity, model_weight, colour_weight,
-              ink_weight, symbol_weight, unseen=False):
+    def table(deck, sims, colour, none, ink, logits, y, alone, turned_sims, turned_colour, turned_none, turned_ink,
+              turned_logits, temperature, none_similarity, model_weight, colour_weight, ink_weight, unseen=False):
         """(class, confidence, margin, truth) per crop, its probabilities averaged with the crop's
         turned half round; with `unseen`, the same for the card crops
         the model alone names right, read as if their label had no samples (the profile without
         it: its similarity left out, so the model's vote alone carries it; the centring, and its
-        colour's and symbol's mean cards, which its samples still enter, are not redone): such a card must still be named right, not as its nearest shown neighbour."""
+        colour's mean card, which its samples still enter, are not redone): such a card must still
+        be named right, not as its nearest shown neighbour."""
         rows = np.nonzero((y >= 0) & (alone == y))[0] if unseen else slice(None)
         y = y[rows]
         ways = []
-        for way_sims, way_colour, way_none, way_ink, way_symbol, way_vote in (
-                (sims, colour, none, ink, symbol, logits),
-                (turned_sims, turned_colour, turned_none, turned_ink, turned_symbol, turned_logits)):
-            way_sims, way_colour = way_sims[rows].copy(), way_colour[rows].copy()
-            way_ink, way_symbol = way_ink[rows].copy(), way_symbol[rows].copy()
+        for way_sims, way_colour, way_none, way_ink, way_vote in (
+                (sims, colour, none, ink, logits), (turned_sims, turned_colour, turned_none, turned_ink, turned_logits)):
+            way_sims, way_colour, way_ink = way_sims[rows].copy(), way_colour[rows].copy(), way_ink[rows].copy()
             if unseen:
-                for column in (way_sims, way_colour, way_ink, way_symbol):
+                for column in (way_sims, way_colour, way_ink):
                     column[np.arange(len(rows)), y] = 0.0
             ways.append(WayReading(way_sims, way_colour, way_none[rows], way_vote[rows],   # vote: logits x agreement
-                                   np.ones(way_sims.shape[1], bool), ink=way_ink, symbol=way_symbol))
+                                   np.ones(way_sims.shape[1], bool), ink=way_ink))
         return read_table(ways, y, class_maps[deck], temperature, none_similarity, model_weight, colour_weight,
-                          ink_weight, symbol_weight)
+                          ink_weight)
 
     def best_at(keys, weights):
         """(objective key, CalibrationParams, stats) of the best reject thresholds for the tuning
         sets `keys` read with these weights (module docstring's objective)."""
-        temperature, none_similarity, model_weight, colour_weight, ink_weight, symbol_weight = weights
+        temperature, none_similarity, model_weight, colour_weight, ink_weight = weights
         tabs = {key: table(key[0], *sets[key], *weights) for key in keys}
         unseen_tabs = {key: table(key[0], *sets[key], *weights, unseen=True)
                        for key in keys if key[1] == "heldout"}
@@ -816,8 +808,7 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
                 if best is None or key > best[0]:
                     best = (key, CalibrationParams(temperature=temperature, none_similarity=none_similarity,
                                                    model_weight=model_weight, min_confidence=mc, min_margin=mm,
-                                                   colour_weight=colour_weight, ink_weight=ink_weight,
-                                                   symbol_weight=symbol_weight),
+                                                   colour_weight=colour_weight, ink_weight=ink_weight),
                             stats)
         return best
 
@@ -827,11 +818,9 @@ def tune(decks: list[str], models_dir, seed: int, printings: int, test_per_label
         decks_searched = sorted({deck for deck, _, _ in keys})
         colours = where_colours_tell(decks_searched, COLOUR_WEIGHTS)
         inks = where_colours_tell(decks_searched, INK_WEIGHTS)
-        symbols = where_colours_tell(decks_searched, SYMBOL_WEIGHTS)
-        # (A label's similarity gains its colour's and its symbol's cosines times their weights, so
-        # "none" is tried higher, up to 1.0, where either is weighed in.)
-        nones = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8) + ((0.9, 1.0) if max(colours) or max(symbols) else ())
-        grid = list(itertools.product(TEMPERATURES, nones, MODEL_WEIGHTS, colours, inks, symbols))
+        # (A label's similarity with its colour's reaches 1 + colour_weight: "none" is tried that high.)
+        nones = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8) + ((0.9, 1.0) if max(colours) else ())
+        grid = list(itertools.product(TEMPERATURES, nones, MODEL_WEIGHTS, colours, inks))
         best, started = None, time.monotonic()
         for n, found in enumerate(forked_map(lambda weights: best_at(keys, weights), grid), 1):
             if best is None or found[0] > best[0]:
