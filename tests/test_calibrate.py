@@ -1082,7 +1082,7 @@ def test_the_tuner_run_as_a_script_runs_under_the_modules_own_name(monkeypatch):
     assert foreign_eval.WayReading.__module__ == "vision.foreign_eval"
 
 
-def test_a_refusal_budget_spends_refusals_on_accuracy(tmp_path):
+def test_a_refusal_budget_spends_refusals_on_accuracy(tmp_path, monkeypatch):
     from vision.foreign_eval import headroom, tune, within_budget
 
     # the budget binds a foreign printing's refusals, not the family's
@@ -1134,6 +1134,14 @@ def test_a_refusal_budget_spends_refusals_on_accuracy(tmp_path):
     assert tight["refusal_budget"] == 0.02 and tight["target_met"]
     assert all(s["rejected"] <= 0.02 for k, s in tight["tuning_stats"].items() if "foreign" in k)
     assert tune(["flip7"], None, 11, 1, 1, control_printings=1, cache=tmp_path)["refusal_budget"] is None
+    # That printing reads every card right with none refused, so the budget cannot bind there: the
+    # objective's wiring is checked through a set_rank that meets the targets only when tune hands
+    # it the budget asked for (the grid's workers are forked, so they see the stand-in).
+    import vision.foreign_eval as foreign_eval
+
+    monkeypatch.setattr(foreign_eval, "set_rank", lambda stats, accuracy, floor, budget: (budget == 0.02, (0.0, 0.0)))
+    assert tune(["flip7"], None, 11, 1, 1, control_printings=1, cache=tmp_path, refusal_budget=0.02)["target_met"]
+    assert not tune(["flip7"], None, 11, 1, 1, control_printings=1, cache=tmp_path)["target_met"]
 
 
 def test_tuning_per_deck_searches_a_set_for_each_deck_and_new_profiles_take_their_decks():
