@@ -63,6 +63,24 @@ def test_uno_printings_often_deal_colour_twins():
         assert max(map(symbols.count, symbols)) >= 2
 
 
+def test_uno_numeral_printings_deal_numerals_of_one_colour_together():
+    """An 8 and a 5 of one ink (what one poor UNO Flip photo confuses) are each other's negatives."""
+    from rules.cards import DECKS
+    from vision.look_data import one_colour_numerals
+    from vision.train_look import printings_of_each_kind
+
+    labels = DECKS["uno-flip"].labels
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        picked = [labels[i] for i in one_colour_numerals(rng, labels, LABELS_PER_PRINTING)]
+        assert len(picked) == LABELS_PER_PRINTING == len(set(picked))
+        numerals = [lab.rpartition("-") for lab in picked if lab[-1].isdigit()]
+        colours = [colour for colour, _, _ in numerals]
+        assert max(map(colours.count, colours)) >= 4
+    assert printings_of_each_kind(10, 0.4, 0.4) == {"family": 2, "generic": 4, "uno-numerals": 4}
+    assert printings_of_each_kind(10, 0.5) == {"family": 5, "generic": 5, "uno-numerals": 0}
+
+
 @pytest.mark.parametrize("deck", ["flip7", "flip7-vengeance"])
 def test_flip7_printings_often_deal_look_alikes(deck):
     """Cards told apart by a small mark (13 / lucky-13, -4 / -6, 6 / 9) are dealt together."""

@@ -18,6 +18,11 @@ invented game of vision.render_generic — random layouts, palettes and symbols,
 with confusable ones among them (+4 / +6 / +8, 6 / 9, 1 / 7 / 11, 0 / 8 with the 0 slashed or
 dotted in some printings; a symbol in two or more suits of close colours): a network that has only seen
 the training family learns that family, not cards in general (models/calibration.md).
+
+A third kind, "uno-numerals" (`python -m vision.train_look --uno-numerals-share`), is UNO Flip
+printings of the training family dealing four or more numerals of one colour together
+(one_colour_numerals): the look-alikes of one ink that one poor UNO Flip calibration photo
+confuses (`8` / `5`, `2` / `9`), which colour-twin printings never deal together.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ log = logging.getLogger(__name__)
 
 DECK_WEIGHTS = {"flip7": 1.0, "flip7-vengeance": 1.0, "uno-flip": 1.0}
 GENERIC = len(DECK_WEIGHTS)  # the `decks` index of a generic printing (vision.render_generic)
-KINDS = ("family", "generic")
+KINDS = ("family", "generic", "uno-numerals")
 LABELS_PER_PRINTING = 8
 VIEWS = 2
 
@@ -132,6 +137,29 @@ def colour_twins(rng: np.random.Generator, labels, n: int) -> np.ndarray:
     return np.array(picked)
 
 
+def one_colour_numerals(rng: np.random.Generator, labels, n: int) -> np.ndarray:
+    """n distinct indices of UNO Flip `labels`: four to n numerals of one colour (an 8 and a 5, a 2
+    and a 9 of one ink: the look-alikes one poor calibration photo confuses, models/calibration.md),
+    the rest drawn at random."""
+    colour = (UNO_LIGHT_COLORS + UNO_DARK_COLORS)[int(rng.integers(8))]
+    numerals = [i for i, label in enumerate(labels) if label.startswith(colour + "-") and label[-1].isdigit()]
+    picked = [int(i) for i in rng.permutation(numerals)[:int(rng.integers(4, n + 1))]]
+    rest = [i for i in range(len(labels)) if i not in picked]
+    picked += [rest[i] for i in rng.permutation(len(rest))[:n - len(picked)]]
+    return np.array([picked[i] for i in rng.permutation(len(picked))])
+
+
+def make_uno_numerals_printing(rng: np.random.Generator, labels_per_printing: int = LABELS_PER_PRINTING,
+                               size: tuple[int, int] = LOOK_INPUT_SIZE):
+    """(crops, label indices) of one recoloured UNO Flip training-family printing dealing numerals
+    of one colour together (one_colour_numerals)."""
+    all_labels = DECKS["uno-flip"].labels
+    picked = one_colour_numerals(rng, all_labels, labels_per_printing)
+    style = CardStyle.sample(rng, "train")
+    faces = recolour({all_labels[i]: render_card("uno-flip", all_labels[i], rng, style) for i in picked}, rng)
+    return _capture(rng, faces, [all_labels[i] for i in picked], "uno-flip", size), picked
+
+
 def make_generic_printing(rng: np.random.Generator, labels_per_printing: int = LABELS_PER_PRINTING,
                           size: tuple[int, int] = LOOK_INPUT_SIZE):
     """(crops (L, V, H, W, 3), label indices in render_generic.LABELS (L,)) of one recoloured
@@ -185,6 +213,9 @@ def _printing(seed: int, index: int, kind: str = "family", size: tuple[int, int]
     if kind == "generic":
         x, picked = make_generic_printing(np.random.default_rng([seed, index, 1]), size=size)
         return x, picked, GENERIC
+    if kind == "uno-numerals":
+        x, picked = make_uno_numerals_printing(np.random.default_rng([seed, index, 2]), size=size)
+        return x, picked, list(DECK_WEIGHTS).index("uno-flip")
     rng = np.random.default_rng([seed, index])  # per printing: the same samples with any number of workers
     decks = list(DECK_WEIGHTS)
     weights = np.array([DECK_WEIGHTS[d] for d in decks])

@@ -166,20 +166,23 @@ def cached_look_samples(printings: int, seed: int, workers: int = 1, kind: str =
     return cached(path, lambda: make_look_samples(printings, seed, workers, kind, size=size), LookSamples)
 
 
-def printings_of_each_kind(printings: int, generic_share: float) -> dict[str, int]:
-    """{"family": n, "generic": m}: round(printings x generic_share) generic, the rest family."""
+def printings_of_each_kind(printings: int, generic_share: float, uno_numerals_share: float = 0.0) -> dict[str, int]:
+    """{"family": n, "generic": m, "uno-numerals": k}: round(printings x generic_share) generic,
+    round(printings x uno_numerals_share) UNO Flip printings dealing one colour's numerals
+    together, the rest family."""
     generic = int(round(printings * generic_share))
-    return {"family": printings - generic, "generic": generic}
+    numerals = int(round(printings * uno_numerals_share))
+    return {"family": printings - generic - numerals, "generic": generic, "uno-numerals": numerals}
 
 
 def training_samples(printings: int, generic_share: float, seed: int, workers: int = 1,
-                     size: tuple[int, int] = LOOK_INPUT_SIZE):
+                     size: tuple[int, int] = LOOK_INPUT_SIZE, uno_numerals_share: float = 0.0):
     """The training printings of each kind (printings_of_each_kind, each kind cached apart),
     concatenated."""
     from vision.look_data import LookSamples
 
     parts = [cached_look_samples(n, seed, workers, kind, size)
-             for kind, n in printings_of_each_kind(printings, generic_share).items() if n]
+             for kind, n in printings_of_each_kind(printings, generic_share, uno_numerals_share).items() if n]
     return LookSamples(*(np.concatenate([getattr(p, name) for p in parts])
                          for name in ("x", "labels", "decks")))
 
@@ -260,7 +263,8 @@ def train(args) -> int:
     rng = np.random.default_rng(args.seed)
     t_start = time.perf_counter()
     size = tuple(args.input_size)
-    train_set = training_samples(args.printings, args.generic_share, args.seed, args.threads, size)
+    train_set = training_samples(args.printings, args.generic_share, args.seed, args.threads, size,
+                                 args.uno_numerals_share)
     # Validation: printings of each kind apart (the family's figure stays comparable with older runs).
     val_sets = {kind: cached_look_samples(args.val_printings, args.seed + 1, args.threads, kind, size).x
                 for kind in ("family", "generic")}
@@ -311,10 +315,12 @@ def train(args) -> int:
         "backbone": {"width_multiplier": args.width, "channels": backbone_channels(args.width)},
         "training": {"seed": args.seed, "printings": args.printings, "epochs": args.epochs,
                      "batch_printings": args.batch_printings, "lr": args.lr, "temperature": TEMPERATURE,
-                     "generic_share": args.generic_share, "poor_share": args.poor_share,
+                     "generic_share": args.generic_share, "uno_numerals_share": args.uno_numerals_share,
+                     "poor_share": args.poor_share,
                      "init": args.init_sha256,
                      **{f"{kind}_printings": n for kind, n in
-                        printings_of_each_kind(args.printings, args.generic_share).items()},
+                        printings_of_each_kind(args.printings, args.generic_share,
+                                               args.uno_numerals_share).items()},
                      "data_version": LOOK_DATA_VERSION,
                      "generic_data_version": GENERIC_DATA_VERSION, "val_one_shot_accuracy": val_acc,
                      "minutes": round((time.perf_counter() - t_start) / 60, 1), "command": args.command,
@@ -394,6 +400,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--printings", type=int, default=6000, help="training printings (8 cards x 2 captures each)")
     parser.add_argument("--generic-share", type=float, default=0.6667,
                         help="share of the training printings drawn by vision.render_generic (0: the training family only)")
+    parser.add_argument("--uno-numerals-share", type=float, default=0.0,
+                        help="share of the training printings that are UNO Flip printings dealing numerals of one "
+                             "colour together (vision.look_data.one_colour_numerals; 0: none)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads and data-generation processes")
     parser.add_argument("--val-printings", type=int, default=150)
     parser.add_argument("--epochs", type=int, default=15)
