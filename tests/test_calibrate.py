@@ -1083,7 +1083,7 @@ def test_the_tuner_run_as_a_script_runs_under_the_modules_own_name(monkeypatch):
 
 
 def test_a_refusal_budget_spends_refusals_on_accuracy(tmp_path, monkeypatch):
-    from vision.foreign_eval import headroom, tune, within_budget
+    from vision.foreign_eval import TARGETS, headroom, tune, within_budget
 
     # the budget binds a foreign printing's refusals, not the family's
     assert within_budget({"rejected": 0.03}, "foreign", None)
@@ -1094,9 +1094,10 @@ def test_a_refusal_budget_spends_refusals_on_accuracy(tmp_path, monkeypatch):
     stats = {("d", "foreign", 1): {"accuracy_accepted": 0.995, "accuracy_bound": 0.992},
              ("d", "foreign", 3): {"accuracy_accepted": 0.999, "accuracy_bound": 0.996},
              ("d", "heldout", 1): {"accuracy_accepted": 0.97}}
-    assert headroom(stats) == pytest.approx(0.001)
+    targets = {k: t for k, (t, _) in TARGETS.items()}
+    assert headroom(stats, targets) == pytest.approx(0.001)
     del stats[("d", "foreign", 3)]["accuracy_bound"]
-    assert headroom(stats) == pytest.approx(0.002)
+    assert headroom(stats, targets) == pytest.approx(0.002)
     assert headroom(stats, {1: 0.99, 3: 0.998}) == pytest.approx(0.001)  # --tune-accuracy's targets
     # a budget that is not a share of the cards is refused before any work
     from vision.foreign_eval import main

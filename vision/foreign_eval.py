@@ -578,13 +578,12 @@ def within_budget(stats: dict, kind: str, budget: float | None) -> bool:
     return budget is None or kind != "foreign" or stats["rejected"] <= budget
 
 
-def headroom(stats: dict, accuracy: dict[int, float] | None = None) -> float:
+def headroom(stats: dict, accuracy: dict[int, float]) -> float:
     """How far the foreign tuning sets' accuracy among accepted (at the bound's quantile where the
-    bound is asked: "accuracy_bound") lies above their targets (`accuracy`: {samples: target},
-    TARGETS' by default), the least of them: what a set with a refusal budget is chosen for (tune).
+    bound is asked: "accuracy_bound") lies above their targets (`accuracy`: {samples: target}), the
+    least of them: what a set with a refusal budget is chosen for (tune).
     `stats`: {(deck, kind, samples): reading_stats}."""
-    target = accuracy or {k: t for k, (t, _) in TARGETS.items()}
-    return min(s.get("accuracy_bound", s["accuracy_accepted"]) - target[k]
+    return min(s.get("accuracy_bound", s["accuracy_accepted"]) - accuracy[k]
                for (_, kind, k), s in stats.items() if kind == "foreign")
 
 
