@@ -50,30 +50,32 @@ def test_samples_at_another_input_size_are_the_same_scenes_cut_larger(tmp_path, 
     assert train_look.look_cache_path(3, 5, size=(56, 80)).name == f"look-p3-s5-v{train_look.LOOK_DATA_VERSION}.npz"
 
 
-def test_uno_printings_often_deal_colour_twins():
-    """Cards only their colour tells apart (pink 5 / purple 5) are dealt together: hard negatives."""
+def uno_deals(pick, times: int = 50):
+    """`times` UNO Flip printings' labels as `pick` (rng, labels, n) deals them, each checked to
+    be LABELS_PER_PRINTING distinct labels."""
     from rules.cards import DECKS
 
     labels = DECKS["uno-flip"].labels
     rng = np.random.default_rng(3)
-    for _ in range(50):
-        picked = [labels[i] for i in colour_twins(rng, labels, LABELS_PER_PRINTING)]
+    for _ in range(times):
+        picked = [labels[i] for i in pick(rng, labels, LABELS_PER_PRINTING)]
         assert len(picked) == LABELS_PER_PRINTING == len(set(picked))
+        yield picked
+
+
+def test_uno_printings_often_deal_colour_twins():
+    """Cards only their colour tells apart (pink 5 / purple 5) are dealt together: hard negatives."""
+    for picked in uno_deals(colour_twins):
         symbols = [lab.partition("-")[2] for lab in picked]
         assert max(map(symbols.count, symbols)) >= 2
 
 
 def test_uno_numeral_printings_deal_numerals_of_one_colour_together():
     """An 8 and a 5 of one ink (what one poor UNO Flip photo confuses) are each other's negatives."""
-    from rules.cards import DECKS
     from vision.look_data import one_colour_numerals
     from vision.train_look import printings_of_each_kind
 
-    labels = DECKS["uno-flip"].labels
-    rng = np.random.default_rng(3)
-    for _ in range(50):
-        picked = [labels[i] for i in one_colour_numerals(rng, labels, LABELS_PER_PRINTING)]
-        assert len(picked) == LABELS_PER_PRINTING == len(set(picked))
+    for picked in uno_deals(one_colour_numerals):
         numerals = [lab.rpartition("-") for lab in picked if lab[-1].isdigit()]
         colours = [colour for colour, _, _ in numerals]
         assert max(map(colours.count, colours)) >= 4
