@@ -163,6 +163,27 @@ def test_a_card_slid_away_is_forgotten_so_the_same_card_dealt_there_again_counts
     assert [k.label for k in detector._known] == ["red"]
 
 
+@pytest.mark.parametrize("lying", ["stacked", "apart", "twins stacked"])
+def test_cards_swept_off_together_are_gone_and_the_next_card_counts_once(lying):
+    """A hand takes two cards off at once (a pile, or two lying apart): both went, and nothing
+    new lies there ("show it again" on an empty table), so the next card laid counts once (the
+    cleared place once stood as an unnamed thing, and the next card was counted twice)."""
+    clip = Clip(np.random.default_rng(12), "wood")
+    clip.still(5)
+    first, second = ("red", "red") if lying == "twins stacked" else ("red", "blue")
+    if lying == "apart":
+        clip.place(first, card_quad((254, 240), 0, 180))      # side by side, nearly touching: the
+        clip.place(second, card_quad((388, 240), 0, 180))     # place both leave is card-shaped
+    else:
+        clip.place(first, card_quad((320, 240), 10, 180))
+        clip.place(second, card_quad((340, 256), 16, 180))
+    clip.sweep(side="right")
+    clip.place("green", card_quad((310, 235), 0, 180), side="left")
+    detector = PlacementDetector(ColourClassifier(clip.faces))
+    assert_events_match(run(detector, clip.frames), clip.events)
+    assert [k.label for k in detector._known] == ["green"]
+
+
 def test_the_card_uncovered_when_the_top_card_is_slid_off_is_not_dealt_again():
     """A card mostly hidden under another shows its whole face when the top one is slid off:
     it is the card that lay there, not a new one, and its place is no "show it again" prompt."""

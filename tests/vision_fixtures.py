@@ -132,8 +132,8 @@ class Clip:
                 place(self._static, self.faces[label], quad)
             self._static_key = key
         frame = self._static.copy()
-        if moving is not None:
-            place(frame, self.faces[moving[0]], moving[1])
+        for label, quad in [moving] if isinstance(moving, tuple) else moving or []:
+            place(frame, self.faces[label], quad)
         if tip is not None:
             hand(frame, np.random.default_rng(1), tip, side)
         noise = self._noise[len(self.frames) % len(self._noise)]   # sensor noise, fresh each frame
@@ -211,6 +211,23 @@ class Clip:
         tip0 = (q0[2] + q0[3]) / 2
         self._reach(tip0 + away, tip0, 5, side)
         self._carry(label, q0, q0 + away, 7, side)
+        self.still()
+
+
+    def sweep(self, indices=None, side: str = "right") -> None:
+        """The hand takes several lying cards off at once (a pile, or cards lying apart; default
+        all), carrying them out of the picture together: no new card."""
+        w, h = self.size
+        indices = set(range(len(self.lying)) if indices is None else indices)
+        taken = [card for i, card in enumerate(self.lying) if i in indices]
+        self.lying = [card for i, card in enumerate(self.lying) if i not in indices]
+        away = {"left": np.array([-w, 0], np.float32), "right": np.array([w, 0], np.float32),
+                "top": np.array([0, -h], np.float32), "bottom": np.array([0, h], np.float32)}[side]
+        tip0 = np.mean([(q[2] + q[3]) / 2 for _, q in taken], axis=0)
+        self._reach(tip0 + away, tip0, 5, side)
+        for k in range(1, 8):
+            shift = away * k / 7
+            self._frame([(label, q + shift) for label, q in taken], tip0 + shift, side)
         self.still()
 
 

@@ -581,6 +581,21 @@ class Zone:
         return (0.45 * VIEW_LONG_SIDE * 0.75) ** 2 / 1.4
 
 
+def _piles(cards: list, touched: list[int]) -> list[tuple[int, ...]]:
+    """What a hand may take off the table at once, each of two cards or more: a touched card
+    with the touched cards lying over it (bottom up, each on one already in the pile), and
+    every touched card (the zone cleared)."""
+    piles = []
+    for i in touched:
+        pile = [i]
+        for j in touched:
+            if j > i and any(intersection_area(cards[j].quad, cards[k].quad) > 0 for k in pile):
+                pile.append(j)
+        piles.append(tuple(pile))
+    piles.append(tuple(touched))
+    return [pile for pile in dict.fromkeys(piles) if len(pile) > 1]
+
+
 @dataclass
 class _State:
     cards: dict               # touched card -> "stay", None (gone) or the index of its pose
@@ -590,6 +605,8 @@ class _State:
         kind, a, b = option
         if kind == "card":
             return _State({**self.cards, a: b}, self.new)
+        if kind == "pile":
+            return _State({**self.cards, **{i: None for i in a}}, self.new)
         if a in self.new:
             return _State(self.cards, [c for c in self.new if c != a])
         return _State(self.cards, self.new + [a])
@@ -652,6 +669,7 @@ class _Layers:
             if cx1 > x0 and cx0 < x1 and cy1 > y0 and cy0 < y1:       # (a card off the box draws nothing)
                 self.index[("at", i)] = self._layer(card.face, card.seen, card.quad, floor=card.floor)
         self.pose_quads = {i: list(qs) for i, qs in poses.items()}
+        self.piles = _piles(zone.cards, touched)
         self.clash = {i: [{c for c, (cq, _) in enumerate(candidates) if quad_iou(q, cq) >= CLASH_IOU} for q in qs]
                       for i, qs in poses.items()}
         for i, qs in poses.items():
@@ -779,11 +797,17 @@ class _Layers:
     def options(self, state: _State):
         """The states one happening away. A card moved to where a new card is found, and that
         new card, exclude each other (drawn over it, the new card would only hide how well or
-        badly the moved card fits)."""
+        badly the moved card fits). Cards swept off at once are one happening (_piles): one
+        step at a time, taking away the bottom card of a pile still draws the one over it, the
+        top card the one beneath, and one of two cards lying apart the other, so no single step
+        fits the table now seen, and the cleared place was taken for a new thing lying there."""
         for i in self.touched:
             for choice in ["stay", None, *range(len(self.pose_quads.get(i, [])))]:
                 if choice != state.cards[i] and not (isinstance(choice, int) and self.clash[i][choice] & set(state.new)):
                     yield ("card", i, choice)
+        for pile in self.piles:
+            if any(state.cards[i] is not None for i in pile):
+                yield ("pile", pile, None)
         taken = set().union(*(self.clash[i][s] for i, s in state.cards.items() if isinstance(s, int)))
         for c in range(len(self.candidates)):
             if c in state.new or c not in taken:
