@@ -123,7 +123,9 @@ class GameLog:
         self.path = path
         with open(path, "rb") as f:
             self.lines = sum(1 for _ in f)      # lines so far: where the next event goes
-        self._file = open(path, "a", encoding="utf-8")
+        # Unbuffered: a line that could not be kept must not linger in a buffer and reach the
+        # disk with the next one (the table was told it was not kept, and the rules undid it).
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND)
 
     @classmethod
     def start(cls, path: Path, config: GameConfig) -> "GameLog":
@@ -142,10 +144,24 @@ class GameLog:
         self._append(UNDO)
 
     def _append(self, line: str) -> None:
-        self._file.write(line + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        """Append and fsync one line, or raise OSError with the file as it was (a disk full, or an
+        fsync failing after the write: the part written is cut off again)."""
+        data = (line + "\n").encode("utf-8")
+        size = os.fstat(self._fd).st_size
+        try:
+            done = 0
+            while done < len(data):
+                done += os.write(self._fd, data[done:])
+            os.fsync(self._fd)
+        except OSError:
+            try:
+                os.ftruncate(self._fd, size)
+            except OSError as error:   # (left as a torn or extra last line: load's repair reports it)
+                log.error("cannot take back the part of a line written to %s: %s", self.path, error)
+            raise
         self.lines += 1
 
     def close(self) -> None:
-        self._file.close()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1

@@ -216,3 +216,37 @@ def test_refused_cards_are_kept_as_the_log_lines_they_would_have_been(tmp_path):
                       {"line": 7, "text": "card x2", "error": "no x2 is left in the deck"}]
     script = "\n".join(player.log_lines()[:3] + ["card x2"] + player.log_lines()[3:] + ["card x2"]) + "\n"
     assert [e.to_json() for e in replay_script(parse_script(script)).errors] == errors
+
+
+@pytest.mark.parametrize("fails", ["write", "fsync"])
+def test_a_card_the_log_could_not_keep_never_reaches_it_later(tmp_path, monkeypatch, fails):
+    """A full disk (or an fsync failing after the write): the table says the card was not kept
+    and the rules undo it; the line must not linger in a buffer and reach the disk with the next
+    card, or the game resumed after a restart would not be the one the table saw."""
+    import errno
+    import os
+
+    from device import gamelog
+    from device_table_helpers import Player, overlay_titles
+
+    player = Player(tmp_path, "flip7", ("ann", "ben", "cat"))
+    player.card("10")
+    real = getattr(os, fails)
+    calls = []
+
+    def full(*args):
+        calls.append(1)
+        if len(calls) == 1:
+            if fails == "write":
+                real(args[0], args[1][:3])          # a part of the line written, then the disk is full
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(*args)
+
+    monkeypatch.setattr(gamelog.os, fails, full)
+    player.card("9")
+    assert "Storage error" in overlay_titles(player.flashes())
+    player.card("8")
+    assert player.table.match.state.rows == {"ann": [], "ben": ["10"], "cat": ["8"]}
+    assert player.log_lines()[2:] == ["card 10", "card 8"]
+    player.table.game_log.close()
+    assert gamelog.load(player.log_path).match.state.rows == player.table.match.state.rows
