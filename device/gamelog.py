@@ -34,13 +34,21 @@ class Loaded:
     problems: list[str] = field(default_factory=list)
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace `path` by `text` so that a crash leaves either the old or the new file."""
+def write_atomically(path: Path, text: str, before_replace=None) -> None:
+    """Replace `path` by `text` so that a crash leaves either the old or the new file. A write
+    that fails (a full disk) raises OSError with `path` untouched; `before_replace` runs once
+    the new text is safely on disk."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
+    if before_replace is not None:
+        before_replace()
     os.replace(tmp, path)
     _sync_dir(path.parent)
 
@@ -129,12 +137,17 @@ class GameLog:
 
     @classmethod
     def start(cls, path: Path, config: GameConfig) -> "GameLog":
+        """A new game's log; the old one is archived only once the new one is on disk (a
+        failure, OSError, leaves the old game where it was)."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and path.stat().st_size:
-            archive = path.parent / ARCHIVE_DIR
-            archive.mkdir(exist_ok=True)
-            os.replace(path, archive / f"{_stamp()}-{os.getpid()}.txt")
-        write_atomically(path, "\n".join(format_header(config)) + "\n")
+
+        def archive_old():
+            if path.exists() and path.stat().st_size:
+                archive = path.parent / ARCHIVE_DIR
+                archive.mkdir(exist_ok=True)
+                os.replace(path, archive / f"{_stamp()}-{os.getpid()}.txt")
+
+        write_atomically(path, "\n".join(format_header(config)) + "\n", before_replace=archive_old)
         return cls(path)
 
     def append_event(self, event) -> None:

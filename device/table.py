@@ -212,7 +212,13 @@ class Table:
                 self._refused(UNDO, refusal.reason)
                 self._message("Cannot undo", refusal.reason)
                 return
-            self.game_log.append_undo()
+            try:
+                self.game_log.append_undo()
+            except OSError as error:          # not kept: the game stays as the log has it
+                self.match.apply(undone)
+                log.error("cannot write the game log: %s", error)
+                self._message("Storage error", f"undo not kept: {error}", inverted=True)
+                return
             self._close_choice()
             self.scores_since = None
             self._message("Undone", format_event(undone))
@@ -254,7 +260,7 @@ class Table:
             self.menu_value = self.menu_value + 1 if self.menu_value < self.flow.max_players else 2
         elif press.button == "ok":
             self.settings.players = self.menu_value
-            self.settings.save(self.settings_path)
+            self._save_settings("players")
             self._new_game(self.names[: self.menu_value], t)
             self.mode = "play"
         else:
@@ -277,7 +283,7 @@ class Table:
             self.on_brightness(self.menu_value)
         elif press.button == "ok":
             self.settings.brightness = self.menu_value
-            self.settings.save(self.settings_path)
+            self._save_settings("brightness")
             self.mode = "play"
         else:
             self.on_brightness(self.settings.brightness)
@@ -336,10 +342,16 @@ class Table:
         game = game or old.game
         players = tuple(players)[: flow_for(game).max_players]
         config = GameConfig(game, players, options=dict(old.options) if game == old.game else {})
+        try:
+            new_log = GameLog.start(self.game_log.path, config)
+        except OSError as error:             # (the game played so far stays, and its log)
+            log.error("cannot start a new game's log: %s", error)
+            self._message("Storage error", f"no new game: {error}", inverted=True)
+            return
         if GAME_DECKS[game] != GAME_DECKS[old.game]:
             self.request = "game"             # the frame loop loads the other deck's classifier
         self.game_log.close()
-        self.game_log = GameLog.start(self.game_log.path, config)
+        self.game_log = new_log
         self.match = Match(config)
         self.refusals.clear()
         self.scores_since = None
@@ -456,6 +468,15 @@ class Table:
     def _enter(self, mode: str, t: float) -> None:
         self.mode = mode
         self.mode_since = t
+
+    def _save_settings(self, what: str) -> None:
+        """Keep the menu's settings; if they cannot be (a full or failing card), they hold until
+        the service restarts, and the table is told."""
+        try:
+            self.settings.save(self.settings_path)
+        except OSError as error:
+            log.error("cannot keep the settings in %s: %s", self.settings_path, error)
+            self._message("Storage error", f"{what} not kept: {error}", inverted=True)
 
     def _message(self, title: str, text: str, inverted: bool = False) -> None:
         self.overlays.append(Overlay(MessageScreen(title, (text,) if text else (), inverted), MESSAGE_SECONDS))

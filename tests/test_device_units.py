@@ -250,3 +250,33 @@ def test_a_card_the_log_could_not_keep_never_reaches_it_later(tmp_path, monkeypa
     assert player.log_lines()[2:] == ["card 10", "card 8"]
     player.table.game_log.close()
     assert gamelog.load(player.log_path).match.state.rows == player.table.match.state.rows
+
+
+def test_the_menu_says_storage_error_and_keeps_the_game_when_the_card_cannot_be_written(tmp_path, monkeypatch):
+    """Brightness, a new game and an undo each write to the state directory: a full or failing
+    card is shown ("Storage error"), never a crash, and the game played so far stays as its log
+    has it (a new game's log is made before the old one is archived)."""
+    import errno
+
+    from device import gamelog
+    from device_table_helpers import Player, overlay_titles
+
+    player = Player(tmp_path, "flip7", ("ann", "ben", "cat"))
+    player.card("10")
+    kept = player.log_lines()
+
+    def failing(fd):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(gamelog.os, "fsync", failing)
+    items = player.table.flow.menu_items
+    player.press("back hold", *["next"] * items.index("Brightness"), "ok", "next", "ok")
+    assert player.table.settings.brightness == 4 and not (tmp_path / "settings.json").exists()
+    player.press("back hold", "ok", "ok")                      # New game, confirmed
+    player.press("back", "ok")                                 # undo the 10
+    assert overlay_titles(player.flashes()).count("Storage error") == 3
+    assert player.table.match.state.rows["ben"] == ["10"] and player.log_lines() == kept
+    assert not (tmp_path / gamelog.ARCHIVE_DIR).exists() and not list(tmp_path.glob("*.tmp"))
+    monkeypatch.undo()
+    player.press("back hold", "ok", "ok")
+    assert player.log_lines() == kept[:2] and len(list((tmp_path / gamelog.ARCHIVE_DIR).iterdir())) == 1
