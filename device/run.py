@@ -57,9 +57,11 @@ def main(args: argparse.Namespace) -> int:
     config, config_problems = load_config(args.config)
     for problem in config_problems:
         log.error("%s", problem)
+    from vision.classifier import ModelError
+
     try:
         appliance = build(args, config)
-    except (ValueError, OSError) as error:
+    except (ValueError, OSError, ModelError) as error:
         print(f"tablemate run: {error}", file=sys.stderr)
         return 2
     for problem in config_problems:   # the journal has the file name; the screen the problem
@@ -101,22 +103,27 @@ def build(args: argparse.Namespace, config, detector=None):
     lock = lock_state_dir(state_dir)
     settings_path = state_dir / "settings.json"
     settings = Settings.load(settings_path, config.display.brightness, config.game.players)
-    match, game_log, problems = open_game(state_dir, args.game, args.players, config, settings)
+    match, kept, problems = choose_game(state_dir, args.game, args.players, config, settings)
+    # The vision is made before the game log is touched: a run refused for its model or profile
+    # must leave the kept game where it was, not archived for an empty one.
+    calibration_problem = start_calibration = None
+    own_vision = detector is None
+    if own_vision:
+        detector, calibration_problem = make_detector(match.config.game, config, getattr(args, "profile", None),
+                                                      state_dir)
+        start_calibration = calibration_starter(detector, match.config.game, state_dir)
+    game_log = game_log_for(state_dir, match, kept)
     table = Table(match, game_log, config.game.names, settings, settings_path,
                   flash_seconds=config.display.flash_seconds)
-    if detector is None:
+    if own_vision:
         table.games = games_with_a_model(config)
     for problem in problems:
         table.show_problem("Game log repaired", problem)
+    if calibration_problem:
+        table.show_problem("Calibration", calibration_problem)
     recording = args.display.startswith(("gif:", "png:"))
     display = DisplayWorker(open_display, render, settings.brightness, lossless=recording)
     table.on_brightness = display.set_brightness
-    start_calibration = None
-    if detector is None:
-        detector, problem = make_detector(match.config.game, config, getattr(args, "profile", None), state_dir)
-        if problem:
-            table.show_problem("Calibration", problem)
-        start_calibration = calibration_starter(detector, match.config.game, state_dir)
     return Appliance(FrameSource(camera, config.camera), detector, table, display, buttons, held=[lock],
                      start_calibration=start_calibration,
                      vision_for=vision_for(config, state_dir) if start_calibration else None)
@@ -170,15 +177,15 @@ def lock_state_dir(state_dir: Path):
     return lock
 
 
-def open_game(state_dir: Path, game: str | None, players: list[str] | None, config, settings):
-    """The kept game if there is one and it is the one asked for, else a new game.
-    Returns (match, game log, problems found in the kept log)."""
+def choose_game(state_dir: Path, game: str | None, players: list[str] | None, config, settings):
+    """The kept game if there is one and it is the one asked for, else a new game (nothing
+    written yet: game_log_for). Returns (match, whether it is the kept one, problems found in
+    the kept log)."""
     from device import gamelog
     from rules.core import GameConfig
     from rules.match import Match
 
-    path = state_dir / gamelog.LOG_NAME
-    loaded = gamelog.load(path)
+    loaded = gamelog.load(state_dir / gamelog.LOG_NAME)
     for problem in loaded.problems:
         log.error("%s", problem)
     kept = loaded.match
@@ -186,13 +193,24 @@ def open_game(state_dir: Path, game: str | None, players: list[str] | None, conf
     wanted_players = tuple(players) if players else (
         kept.config.players if kept else tuple(config.game.names[: settings.players]))
     if kept and kept.config.game == wanted_game and kept.config.players == wanted_players:
-        log.info("resuming the game in %s (%d events)", path, len(kept.events))
-        return kept, gamelog.GameLog(path), loaded.problems
-    new = GameConfig(wanted_game, wanted_players)
-    Match(new)  # raises ValueError for a game the rules core does not support
+        return kept, True, loaded.problems
+    # (Match raises ValueError for a game the rules core does not support.)
+    return Match(GameConfig(wanted_game, wanted_players)), False, loaded.problems
+
+
+def game_log_for(state_dir: Path, match, kept: bool):
+    """The log of the game choose_game chose: the kept one appended to, or a new one (the kept
+    one archived)."""
+    from device import gamelog
+
+    path = state_dir / gamelog.LOG_NAME
     if kept:
-        log.info("starting a new game (%s %s); the kept one is archived", new.game, " ".join(new.players))
-    return Match(new), gamelog.GameLog.start(path, new), loaded.problems
+        log.info("resuming the game in %s (%d events)", path, len(match.events))
+        return gamelog.GameLog(path)
+    if path.exists() and path.stat().st_size:
+        log.info("starting a new game (%s %s); the kept one is archived", match.config.game,
+                 " ".join(match.config.players))
+    return gamelog.GameLog.start(path, match.config)
 
 
 def make_detector(game: str, config, profile: str | None = None, state_dir: Path | None = None,

@@ -45,11 +45,25 @@ class Settings:
 
     @classmethod
     def load(cls, path: Path, brightness: int, players: int) -> "Settings":
+        """The kept settings; a value missing, unreadable or out of the menu's range (brightness
+        1..4, players 2..18) is the config's (`brightness`, `players`), the others kept."""
         try:
             data = json.loads(path.read_text())
-            return cls(int(data.get("brightness", brightness)), int(data.get("players", players)))
-        except (OSError, ValueError, AttributeError):
+        except FileNotFoundError:
             return cls(brightness, players)
+        except (OSError, ValueError) as error:
+            log.error("settings %s unreadable (%s): the config's are used", path, error)
+            return cls(brightness, players)
+        data = data if isinstance(data, dict) else {}
+        kept = {}
+        for name, default, low, high in (("brightness", brightness, 1, 4), ("players", players, 2, 18)):
+            value = data.get(name, default)
+            if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+                kept[name] = value
+            else:
+                log.error("settings %s: %s %r is not %d..%d: %d is used", path, name, value, low, high, default)
+                kept[name] = default
+        return cls(**kept)
 
     def save(self, path: Path) -> None:
         write_atomically(path, json.dumps({"brightness": self.brightness, "players": self.players}) + "\n")

@@ -301,3 +301,43 @@ def test_calibration_walk_from_the_menu(tmp_path):
     assert detector.resets == 1 and detector.classifier == "base"
     assert detector.calls == 40 - (14 - 10)          # the walk had the frames from 10 to 13
     assert [e.label for e in appliance.table.match.events] == ["3", "5"]
+
+
+def test_settings_out_of_the_menus_range_are_the_configs(tmp_path, caplog):
+    """A brightness the OLED has no contrast for would end its thread unseen, and 0 players
+    would refuse every start (a restart loop): such values are the config's, said in the journal."""
+    from device.table import Settings
+
+    path = tmp_path / "settings.json"
+    path.write_text('{"brightness": 7, "players": 0}')
+    assert Settings.load(path, 3, 4) == Settings(3, 4) and "brightness 7 is not 1..4" in caplog.text
+    path.write_text('{"brightness": 2, "players": "six"}')
+    assert Settings.load(path, 3, 4) == Settings(2, 4)
+    path.write_text('[1, 2]')
+    assert Settings.load(path, 3, 4) == Settings(3, 4)
+    path.write_text('{"brightness": 1, "players": 18}')
+    assert Settings.load(path, 3, 4) == Settings(1, 18)
+
+
+def test_a_run_refused_for_its_model_or_profile_leaves_the_kept_game(tmp_path, capsys):
+    """Checked before the game log is touched: a profile of another deck, or no model, stops
+    the run with a message (status 2, no traceback), and the kept game is resumed by the next
+    run as it was, not archived for an empty game of the other deck."""
+    from device.cli import main
+
+    args = _replay_args(tmp_path, 3, "")
+    common = ["--camera", args.camera, "--display", "none", "--buttons", "none", "--state", args.state]
+    assert main(["run", "--game", "flip7", "--players", "ann", "ben"] + common) == 0
+    game_txt = Path(args.state) / "game.txt"
+    with open(game_txt, "a") as f:
+        f.write("card 7\ncard 9\n")
+    kept = game_txt.read_text()
+    profile = tmp_path / "other.npz"
+    profile.write_bytes(b"not a profile")
+    assert main(["run", "--game", "uno-flip", "--players", "ann", "ben", "--profile", str(profile)] + common) == 2
+    assert "tablemate run:" in capsys.readouterr().err
+    config = tmp_path / "config.toml"
+    config.write_text(f'models_dir = "{tmp_path / "no-models"}"\n')
+    assert main(["run", "--game", "uno-flip", "--players", "ann", "ben", "--config", str(config)] + common) == 2
+    assert "not found" in capsys.readouterr().err
+    assert game_txt.read_text() == kept and not (Path(args.state) / "games").exists()
