@@ -55,7 +55,10 @@ class Camera:
 class ReplayCamera(Camera):
     """A video file or a folder of images in name order. Without @FPS it plays as fast as the
     loop takes the frames (timestamps still follow the recording's rate); with @FPS it is paced
-    in real time like a live camera, though without dropping frames."""
+    in real time like a live camera, though without dropping frames. An image of the folder that
+    cannot be read is skipped, said in the journal (a frame lost, as a live camera drops one),
+    and a replay opened again goes on where it was: a frame is never played twice, so no card
+    is dealt twice."""
 
     live = False
 
@@ -82,9 +85,10 @@ class ReplayCamera(Camera):
                 raise CameraError(f"cannot open video {self.path}")
             if not self.paced_fps:
                 self.fps = self._capture.get(cv2.CAP_PROP_FPS) or DEFAULT_REPLAY_FPS
+            if self._next:
+                self._capture.set(cv2.CAP_PROP_POS_FRAMES, self._next)
         else:
             raise CameraError(f"{self.path} does not exist")
-        self._next = 0
         self._next_due = time.monotonic()
 
     def read(self):
@@ -96,11 +100,14 @@ class ReplayCamera(Camera):
                 time.sleep(delay)
             self._next_due = max(self._next_due + 1 / self.paced_fps, time.monotonic() - 1)
         if self._files is not None:
-            if self._next >= len(self._files):
-                return None
-            frame = cv2.imread(str(self._files[self._next]), cv2.IMREAD_COLOR)
-            if frame is None:
-                raise CameraError(f"cannot read {self._files[self._next]}")
+            while True:
+                if self._next >= len(self._files):
+                    return None
+                frame = cv2.imread(str(self._files[self._next]), cv2.IMREAD_COLOR)
+                if frame is not None:
+                    break
+                log.warning("replay: cannot read %s as an image; skipped", self._files[self._next])
+                self._next += 1
         else:
             ok, frame = self._capture.read()
             if not ok:

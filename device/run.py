@@ -85,14 +85,21 @@ def build(args: argparse.Namespace, config, detector=None):
     """Everything `run` needs, wired; `detector` replaces the vision pipeline (tests)."""
     from device.appliance import Appliance
     from device.buttons import parse_buttons
-    from device.camera import FrameSource, ReplayCamera, parse_camera
+    from device.camera import CameraError, FrameSource, ReplayCamera, parse_camera
     from device.display import DisplayWorker, parse_display
     from device.screens import render
     from device.table import Settings, Table
 
     camera = parse_camera(args.camera, config.camera)
-    if isinstance(camera, ReplayCamera) and not camera.path.exists():
-        raise ValueError(f"{camera.path} does not exist")
+    if isinstance(camera, ReplayCamera):
+        # A recording that cannot be opened will not become one: said now, not retried for ever
+        # as a camera unplugged may be.
+        try:
+            camera.open()
+        except CameraError as error:
+            raise ValueError(f"camera {args.camera}: {error}") from None
+        finally:
+            camera.close()
     open_display = parse_display(args.display, config.display)
     buttons = parse_buttons(args.buttons, config.buttons)
     state_dir = Path(args.state or os.environ.get("STATE_DIRECTORY", "").split(":")[0] or config.state_dir)

@@ -341,3 +341,50 @@ def test_a_run_refused_for_its_model_or_profile_leaves_the_kept_game(tmp_path, c
     assert main(["run", "--game", "uno-flip", "--players", "ann", "ben", "--config", str(config)] + common) == 2
     assert "not found" in capsys.readouterr().err
     assert game_txt.read_text() == kept and not (Path(args.state) / "games").exists()
+
+
+def test_a_replay_skips_an_unreadable_image_and_never_plays_a_frame_twice(tmp_path, caplog):
+    """A bad file in a recording is a frame lost, said in the journal: the replay does not start
+    again from its first frame (every card of the game would be dealt again), and opened again
+    it goes on where it was."""
+    import cv2
+
+    from device.camera import FrameSource, ReplayCamera
+
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    for i in range(6):
+        cv2.imwrite(str(folder / f"{i:03d}.png"), np.full((8, 8, 3), i * 10, np.uint8))
+    (folder / "003.png").write_bytes(b"")
+    source = FrameSource(ReplayCamera(folder), CameraConfig())
+    source.start()
+    seen = []
+    deadline = time.monotonic() + 10
+    while not source.drained() and time.monotonic() < deadline:
+        frame = source.get(0.1)
+        if frame is not None:
+            seen.append(int(frame.image[0, 0, 0]))
+    source.stop()
+    assert seen == [0, 10, 20, 40, 50] and "003.png" in caplog.text
+
+    camera = ReplayCamera(folder)
+    camera.open()
+    first = [int(camera.read()[0, 0, 0]) for _ in range(2)]
+    camera.close()
+    camera.open()
+    assert first + [int(camera.read()[0, 0, 0])] == [0, 10, 20]
+
+
+@pytest.mark.parametrize("recording", ["empty folder", "not a video"])
+def test_a_replay_that_cannot_be_opened_ends_the_run_with_a_message(tmp_path, capsys, recording):
+    from device.cli import main
+
+    path = tmp_path / "rec"
+    if recording == "empty folder":
+        path.mkdir()
+    else:
+        path = tmp_path / "rec.mp4"
+        path.write_bytes(b"no video here")
+    status = main(["run", "--game", "flip7", "--players", "ann", "ben", "--camera", f"replay:{path}",
+                   "--display", "none", "--buttons", "none", "--state", str(tmp_path / "state")])
+    assert status == 2 and str(path) in capsys.readouterr().err
