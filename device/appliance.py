@@ -55,6 +55,10 @@ class Appliance:
         self.held = held or []          # closed when the loop ends (the state directory's lock)
         self.start_calibration = start_calibration   # pick: bool -> CalibrationFlow; None: not available
         self.calibration = None
+        # A walk left learning (back held): joined at a stop like a walk under way, so its profile
+        # is saved; its classifier is used once learnt unless the deck changed meanwhile.
+        self.left_learning = None
+        self.use_when_learnt = False
         # game -> (detector, start_calibration, problem or None): the vision of another deck; None: keep
         self.vision_for = vision_for
         # (image, classifier) -> (labels, unreadable count): a hand laid out under the camera
@@ -97,9 +101,10 @@ class Appliance:
                     self.notifier.watchdog()
         finally:
             self.notifier.stopping()
-            if self.calibration is not None:
-                # A walk still learning saves its profile before the state directory's lock goes.
-                self.calibration.join(STOP_LEARNING_SECONDS)
+            # A walk still learning saves its profile before the state directory's lock goes.
+            for walk in (self.calibration, self.left_learning):
+                if walk is not None:
+                    walk.join(STOP_LEARNING_SECONDS)
             self.source.stop()
             self.buttons.close()
             self.display.close()
@@ -175,6 +180,7 @@ class Appliance:
         if self.vision_for is None:
             return
         game = self.table.match.config.game
+        self.use_when_learnt = False         # a walk left learning was of the deck before
         try:
             self.detector, self.start_calibration, problem = self.vision_for(game)
         except Exception as error:  # a missing model: the game is still kept, cards just are not read
@@ -197,11 +203,18 @@ class Appliance:
                 self.calibration = self.start_calibration(pick=request == "calibrate card")
                 log.info("calibration walk started")
         if self.calibration is not None and self.calibration.finished:
-            if self.calibration.result is not None:
-                self.detector.classifier = self.calibration.result
+            walk, self.calibration = self.calibration, None
+            if walk.result is not None:
+                self.detector.classifier = walk.result
+            elif _still_learning(walk):
+                self.left_learning, self.use_when_learnt = walk, True
             self.detector.reset()
-            self.table.show(self.calibration.screen(), MESSAGE_SECONDS)
-            self.calibration = None
+            self.table.show(walk.screen(), MESSAGE_SECONDS)
+        if self.left_learning is not None and not _still_learning(self.left_learning):
+            walk, self.left_learning = self.left_learning, None
+            if walk.result is not None and self.use_when_learnt:
+                self.detector.classifier = walk.result
+                log.info("the calibration left learning is saved and in use")
 
     def _banner(self) -> str:
         problem = self.source.status() or self.display.problem
@@ -212,3 +225,8 @@ def _read_hand(image, classifier):
     from device.handscan import read_hand
 
     return read_hand(image, classifier)
+
+
+def _still_learning(walk) -> bool:
+    """A calibration walk whose learning thread has not ended."""
+    return walk.learning is not None and walk.learning.is_alive()

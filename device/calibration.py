@@ -252,7 +252,8 @@ class CalibrationFlow:
             return MessageScreen("LEARNING", (f"{len(self.crops)} cards, please wait", "back held: leave it"))
         if self.finished:
             surer = self.result is not None and min(self.result.profile.counts.values()) < PHOTOS_PER_CARD
-            return MessageScreen("CALIBRATED" if self.result is not None else "NOT SAVED",
+            title = "CALIBRATED" if self.result is not None else "LEARNING" if self.learning and self.learning.is_alive() else "NOT SAVED"
+            return MessageScreen(title,
                                  (self.summary, "again: reads surer") if surer else (self.summary,))
         label = self.labels[self.index]
         if self.picking:
@@ -287,7 +288,7 @@ class CalibrationFlow:
     def _learn(self) -> None:
         """Keep the photos, make and save the profile; `finished` set last (the frame loop hands
         `result` to the detector once it sees it; a walk left with `back` held is finished already,
-        and its result goes to no detector: the profile saved is read at the next start)."""
+        and the frame loop hands its result over once this thread ends, unless the deck changed)."""
         try:
             self._make_profile()
         except Exception as error:  # noqa: BLE001 - the walk ends, the game goes on with the model it had

@@ -388,3 +388,50 @@ def test_a_replay_that_cannot_be_opened_ends_the_run_with_a_message(tmp_path, ca
     status = main(["run", "--game", "flip7", "--players", "ann", "ben", "--camera", f"replay:{path}",
                    "--display", "none", "--buttons", "none", "--state", str(tmp_path / "state")])
     assert status == 2 and str(path) in capsys.readouterr().err
+
+
+def test_a_walk_left_learning_is_saved_at_a_stop_and_used_once_learnt(tmp_path):
+    """"back held: leave it" while a walk learns: the game goes on at once; the stop still waits
+    for the learning (hardware.md: the calibration is saved), and until then the profile
+    learnt is handed to the detector as soon as it is ready."""
+    import threading
+
+    from device.screens import MessageScreen
+
+    class LearningWalk:
+        finished, result, learning, saved = False, None, None, False
+
+        def on_frame(self, image):
+            pass
+
+        def on_button(self, press):
+            if press.button == "ok" and self.learning is None:
+                self.learning = threading.Thread(target=self._learn)
+                self.learning.start()
+            elif press.button == "back" and press.hold and self.learning is not None:
+                self.finished = True                    # left learning
+
+        def _learn(self):
+            time.sleep(self.seconds)
+            self.result, self.saved = "calibrated", True
+
+        def screen(self):
+            return MessageScreen("LEARNING", ())
+
+        def join(self, timeout=None):
+            self.learning.join(timeout)
+
+    menu = "4 back hold\n" + "".join(f"{5 + k} next\n" for k in range(4)) + "9 ok\n"   # Calibrate card
+    for seconds, frames in ((0.6, 14), (0.05, 60)):
+        walk = LearningWalk()
+        walk.seconds = seconds
+        detector = ScriptedDetector({})
+        (tmp_path / str(frames)).mkdir()
+        args = _replay_args(tmp_path / str(frames), frames, menu + "11 ok\n12 back hold\n")
+        args.camera += "@30"                                    # in real time: 2 s for 60 frames
+        appliance = run.build(args, DeviceConfig(), detector=detector)
+        appliance.start_calibration = lambda pick: walk
+        appliance.run()
+        assert walk.saved, seconds                              # the stop waited for it
+        if frames == 60:                                        # learnt while the game went on
+            assert detector.classifier == "calibrated"
