@@ -66,7 +66,7 @@ class ScriptButtons(Buttons):
 def parse_button_script(text: str, source: str = "button script") -> list[tuple[int, int, ButtonPress]]:
     """(line number, frame, press) for each line; raises ValueError naming the bad line."""
     presses = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):      # (lines as rules.script numbers them)
         words = line.split("#", 1)[0].lower().split()
         if not words:
             continue

@@ -202,7 +202,9 @@ def parse_script(text: str) -> Script:
 
     # (Composed: a name typed as "e" + a combining accent is the same name as "é".)
     text = unicodedata.normalize("NFC", text)
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only (a "\r" before it is stripped below): str.splitlines would also
+    # break at a form feed or U+2028 inside a comment, numbering every later line wrongly.
+    for lineno, raw in enumerate(text.split("\n"), start=1):
         # (A byte-order mark, as some editors write at the start of UTF-8 text, is no word.)
         text_line = raw.replace("\ufeff", "").split("#", 1)[0].strip()
         if not text_line:

@@ -148,3 +148,13 @@ def test_format_and_parse_round_trip(event) -> None:
 def test_malformed_lines_say_what_was_expected(line: str) -> None:
     with pytest.raises(ScriptError):
         parse_event(line)
+
+
+@pytest.mark.parametrize("odd", ["\x0c", "\x85", "\u2028", "\x1c", "\x0b"])
+def test_lines_end_only_at_newline_so_refused_lines_keep_their_numbers(odd: str) -> None:
+    """The line numbers `grep -n` gives: a form feed or U+2028 in a comment is no line break
+    (the comment's tail was read as an event, and every later line numbered one too far)."""
+    from rules.script import replay_script
+
+    result = replay_script(parse_script(f"game flip7\r\nplayers ann ben\n# page{odd} break\ncard 5\ncard 99\n"))
+    assert [(e.line, e.text) for e in result.errors] == [(5, "card 99")]
