@@ -97,6 +97,15 @@ GAME_DECKS: Mapping[str, str] = MappingProxyType({
 })
 
 
+def deck_for(name: str) -> str:
+    """The deck id a user means by `name`: a deck id or a game's name (flip7-vengeance-brutal is
+    played with the flip7-vengeance deck), in any case. Raises ValueError saying which exist."""
+    key = name.strip().lower()
+    if key in GAME_DECKS:
+        return GAME_DECKS[key]
+    raise ValueError(f"unknown deck {name!r} (known: {', '.join(sorted(DECKS))})")
+
+
 def label_to_dirname(label: str) -> str:
     """Calibration folders are named by label; `/2` cannot be a file name, so it is `div2`."""
     return label.replace("/", "div")

@@ -71,6 +71,20 @@ def test_classify_without_a_model_says_which_file_is_missing(capsys, photos, tmp
     assert status == 2 and out == "" and "flip7.onnx not found" in err
 
 
+@pytest.mark.parametrize("command", ["classify", "scan", "calibrate"])
+def test_an_unknown_deck_is_refused_naming_the_decks_and_a_game_name_is_its_deck(capsys, photos, command):
+    """Not "chess.onnx not found (train one)": the decks there are. A Brutal table types its
+    game's name, in any case: that is the Vengeance deck."""
+    folder, _ = photos
+    with pytest.raises(SystemExit) as refused:
+        run(capsys, command, "--deck", "chess", str(folder / "one.jpg"))
+    err = capsys.readouterr().err
+    assert refused.value.code == 2 and "unknown deck 'chess' (known: flip7, flip7-vengeance, uno-flip)" in err
+    if command == "classify":
+        status, out, _ = run(capsys, "classify", "--deck", "Flip7-Vengeance-BRUTAL", str(folder / "table.png"))
+        assert status == 0 and json.loads(out)["reason"] == "no card"
+
+
 def test_scan_lists_cards_with_corners_and_scores_the_row(capsys, photos):
     from rules.flip7 import score_row
 

@@ -25,13 +25,15 @@ import argparse
 import logging
 import sys
 
+from vision.classify_cmd import add_deck_argument
+
 log = logging.getLogger(__name__)
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--deck", default="flip7", help="card deck (default: flip7)")
+    add_deck_argument(parser, "card deck")
     parser.add_argument("--from", dest="source", required=True, metavar="FOLDER",
                         help="one sub-folder of photos per label")
     parser.add_argument("--out", required=True, metavar="PROFILE", help="profile file to write (.npz)")

@@ -22,8 +22,23 @@ import sys
 log = logging.getLogger(__name__)
 
 
+def add_deck_argument(parser: argparse.ArgumentParser, help: str = "card deck the model is for") -> None:
+    """--deck: a deck id or a game's name, in any case (rules.cards.deck_for); an unknown one is
+    refused naming the decks there are (not as a model file that is missing)."""
+    from rules.cards import DECKS, deck_for
+
+    def deck(text: str) -> str:
+        try:
+            return deck_for(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    parser.add_argument("--deck", default="flip7", type=deck, metavar="DECK",
+                        help=f"{help}: {', '.join(sorted(DECKS))} (or a game's name; default: flip7)")
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--deck", default="flip7", help="card deck the model is for (default: flip7)")
+    add_deck_argument(parser)
     parser.add_argument("--models-dir", metavar="DIR",
                         help="folder holding DECK.onnx and DECK.json (default: the bundled models)")
     parser.add_argument("--profile", metavar="PROFILE",

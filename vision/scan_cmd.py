@@ -26,14 +26,13 @@ import json
 import logging
 import sys
 
-from rules.cards import DECKS
+from vision.classify_cmd import add_deck_argument
 
 log = logging.getLogger(__name__)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--deck", default="flip7", choices=sorted(DECKS),
-                        help="card deck the model is for (default: flip7)")
+    add_deck_argument(parser)
     parser.add_argument("--models-dir", metavar="DIR",
                         help="folder holding DECK.onnx and DECK.json (default: the bundled models)")
     parser.add_argument("--profile", metavar="PROFILE",
