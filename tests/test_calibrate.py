@@ -606,6 +606,24 @@ def test_calibrate_command_writes_updates_and_is_used_by_classify(tmp_path, caps
     assert json.loads(capsys.readouterr().out)["label"] == "7"
 
 
+def test_calibrate_refuses_a_folder_for_out_before_learning_and_a_failed_write_leaves_nothing(tmp_path, capsys,
+                                                                                                monkeypatch):
+    folder = tmp_path / "deck"
+    (folder / "7").mkdir(parents=True)
+    cv2.imwrite(str(folder / "7" / "a.png"), tight_crop("7"))
+    assert tablemate(["calibrate", "--deck", DECK, "--from", str(folder), "--out", str(tmp_path)]) == 2
+    assert "is a folder: give the profile's file name" in capsys.readouterr().err
+    out = tmp_path / "p.npz"
+
+    def full(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("vision.adapt.os.fsync", full)
+    assert tablemate(["calibrate", "--deck", DECK, "--from", str(folder), "--out", str(out)]) == 2
+    assert "cannot write the profile" in capsys.readouterr().err
+    assert not out.exists() and not list(tmp_path.glob("*.tmp"))
+
+
 def test_commands_refuse_bad_folders_and_profiles(tmp_path, capsys):
     folder = tmp_path / "deck"
     (folder / "thirteen").mkdir(parents=True)

@@ -202,11 +202,15 @@ class Profile:
         # Never leave a half-written profile behind, nor, after a power cut (a Pi unplugged right
         # after a calibration walk), a renamed file whose data never reached the card: synced first.
         tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "wb") as f:
-            f.write(buffer.getvalue())
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(path)
+        try:
+            with open(tmp, "wb") as f:
+                f.write(buffer.getvalue())
+                f.flush()
+                os.fsync(f.fileno())
+            tmp.replace(path)
+        except OSError:             # (a full card, or PATH a folder: the profile there, if any, stays)
+            tmp.unlink(missing_ok=True)
+            raise
         if hasattr(os, "O_DIRECTORY"):  # the rename itself (POSIX)
             directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
             try:

@@ -105,6 +105,9 @@ def main(args: argparse.Namespace) -> int:
     from vision.classifier import CardClassifier, ModelError
 
     try:
+        if Path(args.out).is_dir():    # said before the learning, not after it
+            raise ValueError(f"--out {args.out} is a folder: give the profile's file name, e.g. "
+                             f"{Path(args.out) / (args.deck + '-profile.npz')}")
         classifier = CardClassifier.load(args.deck, args.models_dir)
         crops, problems = read_folder(args.source, args.deck)
         previous = Profile.load(args.out) if args.update else None
@@ -123,7 +126,11 @@ def main(args: argparse.Namespace) -> int:
         print(f"tablemate calibrate: {error}", file=sys.stderr)
         return 2
     seconds = time.perf_counter() - t0
-    profile.save(Path(args.out))
+    try:
+        profile.save(Path(args.out))
+    except OSError as error:
+        print(f"tablemate calibrate: cannot write the profile {args.out}: {error}", file=sys.stderr)
+        return 2
     print(f"{args.out}: {args.deck} profile, {sum(profile.counts.values())} photos of "
           f"{len(profile.counts)} labels learnt in {seconds:.2f} s" + (" (updated)" if args.update else ""))
     for line in summary(CalibratedClassifier(classifier, profile, args.deck), set(crops)):
