@@ -184,3 +184,18 @@ def test_scan_reads_each_card_both_ways_up_as_the_placement_detector_does(capsys
     result = json.loads(out)
     assert status == 0 and [c["label"] for c in result["cards"]] == ["7"]
     assert result["score"] == 7
+
+
+def test_a_jpeg_cut_short_is_unreadable_not_read_as_no_card(capsys, photos, tmp_path):
+    """A photo copied only in part decodes with its lower part grey, and libjpeg's warning is
+    all that says so: classify calls it unreadable, as it is. A whole JPEG with trailing bytes
+    after its end (some cameras add them) still reads."""
+    folder, _ = photos
+    data = (folder / "one.jpg").read_bytes()
+    cut, padded = tmp_path / "cut.jpg", tmp_path / "padded.jpg"
+    cut.write_bytes(data[: len(data) // 2])
+    padded.write_bytes(data + b"\x00" * 64)
+    status, out, _ = run(capsys, "classify", "--deck", "flip7", str(cut), str(padded))
+    cut_read, padded_read = (json.loads(line) for line in out.splitlines())
+    assert cut_read["reason"].startswith("unreadable image: the JPEG file ends before its picture does")
+    assert not (padded_read["reason"] or "").startswith("unreadable") and status == 1

@@ -88,7 +88,20 @@ def read_image(path: str):
         return None, f"unreadable image: {error}"
     if image is None or image.size == 0:
         return None, "unreadable image: not an image file OpenCV can decode"
+    if _jpeg_cut_short(path):
+        # (OpenCV decodes what there is and greys the rest, with a warning only libjpeg prints.)
+        return None, "unreadable image: the JPEG file ends before its picture does (copied or saved only in part?)"
     return image, None
+
+
+def _jpeg_cut_short(path: str) -> bool:
+    """A JPEG file without an end-of-image marker after its last scan (an EXIF thumbnail ends
+    early in the file: only the main picture's end counts)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if not data.startswith(b"\xff\xd8"):
+        return False
+    return data.rfind(b"\xff\xd9") < data.rfind(b"\xff\xda")
 
 
 def read_single_card(classifier, image):
