@@ -23,7 +23,6 @@ import logging
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -57,12 +56,13 @@ def main(args: argparse.Namespace) -> int:
     config, config_problems = load_config(args.config)
     for problem in config_problems:
         log.error("%s", problem)
+    from device.logs import say_fatal
     from vision.classifier import ModelError
 
     try:
         appliance = build(args, config)
     except (ValueError, OSError, ModelError) as error:
-        print(f"tablemate run: {error}", file=sys.stderr)
+        say_fatal(f"tablemate run: {error}")
         return 2
     for problem in config_problems:   # the journal has the file name; the screen the problem
         appliance.table.show_problem("Config error", problem.split(": ", 1)[-1])

@@ -280,3 +280,27 @@ def test_the_menu_says_storage_error_and_keeps_the_game_when_the_card_cannot_be_
     monkeypatch.undo()
     player.press("back hold", "ok", "ok")
     assert player.log_lines() == kept[:2] and len(list((tmp_path / gamelog.ARCHIVE_DIR).iterdir())) == 1
+
+
+def test_under_systemd_every_line_of_an_error_and_the_fatal_line_carry_its_priority(monkeypatch, capsys):
+    """The journal keeps each stderr line as an entry of its own, at the priority its `<N>`
+    prefix says (none: information): a traceback's lines and the line `run` ends with too."""
+    import logging
+    import sys
+
+    from device.logs import say_fatal, setup_logging
+
+    monkeypatch.setenv("JOURNAL_STREAM", "8:1234")
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", list(root.handlers))
+    monkeypatch.setattr(root, "level", root.level)
+    setup_logging()
+    try:
+        raise OSError("camera gone")
+    except OSError:
+        logging.getLogger("device.camera").exception("camera failed")
+    say_fatal("tablemate run: no model")
+    lines = capsys.readouterr().err.strip().split("\n")
+    assert lines[0] == "<3>device.camera: camera failed" and len(lines) > 3
+    assert all(line.startswith("<3>") for line in lines), lines
