@@ -74,11 +74,12 @@ def load(path: Path) -> Loaded:
     except OSError as error:
         return Loaded(None, problems=[f"game log {path} unreadable: {error}"])
     problems = []
-    if data and not data.endswith(b"\n"):
+    torn = bool(data) and not data.endswith(b"\n")
+    if torn:
         cut = data.rfind(b"\n") + 1
         problems.append(f"game log: torn last line {data[cut:][:40]!r} dropped (power lost while writing)")
         data = data[:cut]
-        _truncate(path, cut)  # nothing else changes, so no copy is needed
+    # (A log moved aside below is moved whole, its torn line too: the copy is the original.)
     text = data.decode("utf-8", errors="replace")
     script = parse_script(text)
     if script.config is None:
@@ -103,6 +104,8 @@ def load(path: Path) -> Loaded:
         write_atomically(path, "\n".join(format_header(script.config) + lines) + "\n")
         problems.append(f"game log had {len(bad)} bad line(s) ({'; '.join(bad[:3])}); original moved to "
                         f"{aside.name}, the rest kept")
+    elif torn:
+        _truncate(path, len(data))  # nothing else changes, so no copy is needed
     return Loaded(match, problems)
 
 

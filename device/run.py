@@ -173,9 +173,15 @@ def calibration_starter(detector, game: str, state_dir: Path):
 def lock_state_dir(state_dir: Path):
     """One device per state directory: a second `tablemate run` (say, by hand while the service
     runs) would interleave lines in the game log. The lock ends with the process."""
+    import errno
     import fcntl
 
-    lock = open(state_dir / "lock", "w")
+    try:
+        lock = open(state_dir / "lock", "w")
+    except OSError as error:
+        why = (" (a card remounted read-only after errors? check it with fsck)" if error.errno == errno.EROFS
+               else "")
+        raise OSError(f"cannot use the state directory {state_dir}: {error.strerror}{why}") from None
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

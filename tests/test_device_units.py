@@ -152,6 +152,19 @@ def test_torn_last_line_is_cut(tmp_path):
     assert path.read_text().endswith("card 5\n")
 
 
+def test_a_log_moved_aside_is_the_original_torn_line_and_all(tmp_path):
+    path, load = _game_log(tmp_path, ["card 3", "card 5"])
+    with open(path, "a") as f:
+        f.write("card 99\ncard 1")                # a bad line, then power lost mid-line
+    original = path.read_bytes()
+    loaded = load(path)
+    assert len(loaded.match.events) == 2 and path.read_text().endswith("card 5\n")
+    assert [p.read_bytes() for p in tmp_path.glob("game.txt.corrupt-*")] == [original]
+    path.write_bytes(b"garbage\ncard 1")
+    assert load(path).match is None
+    assert b"garbage\ncard 1" in [p.read_bytes() for p in tmp_path.glob("game.txt.corrupt-*")]
+
+
 def test_corrupt_log_is_moved_aside_and_valid_part_kept(tmp_path):
     path, load = _game_log(tmp_path, ["card 3", "card 5"])
     with open(path, "a") as f:
