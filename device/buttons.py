@@ -53,7 +53,11 @@ class ScriptButtons(Buttons):
     def __init__(self, path: Path):
         self.name = f"script {path}"
         self._presses: dict[int, list[ButtonPress]] = {}
-        for _, press_frame, press in parse_button_script(path.read_text(encoding="utf-8"), str(path)):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"button script {path}: not a text file (lines 'FRAME ok|next|back [hold]')") from None
+        for _, press_frame, press in parse_button_script(text, str(path)):
             self._presses.setdefault(press_frame, []).append(press)
 
     def due(self, frame_index: int) -> list[ButtonPress]:

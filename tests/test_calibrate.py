@@ -633,10 +633,14 @@ def test_commands_refuse_bad_folders_and_profiles(tmp_path, capsys):
     bad.write_bytes(b"\x00" * 100)
     image = tmp_path / "c.png"
     cv2.imwrite(str(image), tight_crop("3"))
-    for command in (["classify", "--deck", DECK, "--profile", str(bad), str(image)],
-                    ["scan", "--deck", DECK, "--profile", str(bad), str(image)]):
-        assert tablemate(command) == 2
-        assert "not a readable calibration profile" in capsys.readouterr().err
+    text = tmp_path / "notes.txt"
+    text.write_text("not a profile\n")
+    for profile in (bad, text):
+        for command in (["classify", "--deck", DECK, "--profile", str(profile), str(image)],
+                        ["scan", "--deck", DECK, "--profile", str(profile), str(image)]):
+            assert tablemate(command) == 2
+            err = capsys.readouterr().err
+            assert "not a readable calibration profile" in err and "pickle" not in err
 
 
 # -- the device's calibration walk --------------------------------------------------------------------

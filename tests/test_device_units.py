@@ -54,6 +54,9 @@ def test_button_script(tmp_path):
     assert buttons.due(10) == [ButtonPress("back", hold=True)]
     with pytest.raises(ValueError, match="line 2"):
         parse_button_script("1 ok\n2 press\n")
+    path.write_bytes(b"\xff\xfe\x00binary")
+    with pytest.raises(ValueError, match="buttons.txt: not a text file"):
+        ScriptButtons(path)
 
 
 def test_gpio_buttons_press_and_hold():

@@ -223,6 +223,10 @@ class Profile:
         path = Path(path)
         if not path.is_file():
             raise ProfileError(f"calibration profile {path} not found")
+        with open(path, "rb") as f:
+            if f.read(4) != b"PK\x03\x04":        # (numpy's own message for, say, a text file is advice to unpickle)
+                raise ProfileError(f"{path}: not a readable calibration profile (not an .npz file: corrupt or "
+                                   "another kind of file)")
         try:
             with np.load(path, allow_pickle=False) as z:
                 header = json.loads(bytes(z["header"]).decode("utf-8"))
