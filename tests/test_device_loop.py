@@ -244,37 +244,47 @@ def test_corrupt_config_is_shown_and_defaults_used(tmp_path, capsys):
     assert first.histogram()[255] > 0.5 * 128 * 64          # the inverted "Config error" screen
 
 
+class LearningWalk:
+    """Stands in for a calibration walk: `ok` starts its learning on a thread (`seconds` long,
+    then a result), `back` held while it learns leaves it (finished, still learning)."""
+    finished, result, learning, saved = False, None, None, False
+
+    def __init__(self, seconds: float = 0.5):
+        self.seconds = seconds
+
+    def on_frame(self, image):
+        pass
+
+    def on_button(self, press):
+
+        if press.button == "ok" and self.learning is None:
+            self.learning = threading.Thread(target=self._learn)
+            self.learning.start()
+        elif press.button == "back" and press.hold and self.learning is not None:
+            self.finished = True
+
+    def _learn(self):
+        time.sleep(self.seconds)
+        self.result, self.saved = "calibrated", True
+
+    def screen(self):
+        from device.screens import MessageScreen
+
+        return MessageScreen("LEARNING", ())
+
+    def join(self, timeout=None):
+        self.learning.join(timeout)
+
+
+CALIBRATE_CARD = "4 back hold\n" + "".join(f"{5 + k} next\n" for k in range(4)) + "9 ok\n"   # the menu's entry
+
+
 def test_a_stop_waits_for_a_calibration_walk_still_learning(tmp_path):
     """The replay ends (or the service is stopped) while a walk learns on its thread: the stop waits
     for it, so its profile is saved before the state directory is let go."""
-    import threading
-
-    from device.screens import MessageScreen
-
-    class LearningWalk:
-        finished, result, learning, saved = False, None, None, False
-
-        def on_frame(self, image):
-            pass
-
-        def on_button(self, press):
-            if press.button == "ok" and self.learning is None:
-                self.learning = threading.Thread(target=self._learn)
-                self.learning.start()
-
-        def _learn(self):
-            time.sleep(0.5)
-            self.saved = True
-
-        def screen(self):
-            return MessageScreen("LEARNING", ())
-
-        def join(self, timeout=None):
-            self.learning.join(timeout)
-
     walk = LearningWalk()
-    buttons = "4 back hold\n" + "".join(f"{5 + k} next\n" for k in range(4)) + "9 ok\n" + "11 ok\n"
-    appliance = run.build(_replay_args(tmp_path, 14, buttons), DeviceConfig(), detector=ScriptedDetector({}))
+    appliance = run.build(_replay_args(tmp_path, 14, CALIBRATE_CARD + "11 ok\n"), DeviceConfig(),
+                          detector=ScriptedDetector({}))
     appliance.start_calibration = lambda pick: walk
     started = time.monotonic()
     appliance.run()
@@ -394,40 +404,11 @@ def test_a_walk_left_learning_is_saved_at_a_stop_and_used_once_learnt(tmp_path):
     """"back held: leave it" while a walk learns: the game goes on at once; the stop still waits
     for the learning (hardware.md: the calibration is saved), and until then the profile
     learnt is handed to the detector as soon as it is ready."""
-    import threading
-
-    from device.screens import MessageScreen
-
-    class LearningWalk:
-        finished, result, learning, saved = False, None, None, False
-
-        def on_frame(self, image):
-            pass
-
-        def on_button(self, press):
-            if press.button == "ok" and self.learning is None:
-                self.learning = threading.Thread(target=self._learn)
-                self.learning.start()
-            elif press.button == "back" and press.hold and self.learning is not None:
-                self.finished = True                    # left learning
-
-        def _learn(self):
-            time.sleep(self.seconds)
-            self.result, self.saved = "calibrated", True
-
-        def screen(self):
-            return MessageScreen("LEARNING", ())
-
-        def join(self, timeout=None):
-            self.learning.join(timeout)
-
-    menu = "4 back hold\n" + "".join(f"{5 + k} next\n" for k in range(4)) + "9 ok\n"   # Calibrate card
     for seconds, frames in ((0.6, 14), (0.05, 60)):
-        walk = LearningWalk()
-        walk.seconds = seconds
+        walk = LearningWalk(seconds)
         detector = ScriptedDetector({})
         (tmp_path / str(frames)).mkdir()
-        args = _replay_args(tmp_path / str(frames), frames, menu + "11 ok\n12 back hold\n")
+        args = _replay_args(tmp_path / str(frames), frames, CALIBRATE_CARD + "11 ok\n12 back hold\n")
         args.camera += "@30"                                    # in real time: 2 s for 60 frames
         appliance = run.build(args, DeviceConfig(), detector=detector)
         appliance.start_calibration = lambda pick: walk
