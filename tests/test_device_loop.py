@@ -256,7 +256,6 @@ class LearningWalk:
         pass
 
     def on_button(self, press):
-
         if press.button == "ok" and self.learning is None:
             self.learning = threading.Thread(target=self._learn)
             self.learning.start()
