@@ -206,11 +206,11 @@ class Appliance:
             walk, self.calibration = self.calibration, None
             if walk.result is not None:
                 self.detector.classifier = walk.result
-            elif _still_learning(walk):
+            elif walk.still_learning:
                 self.left_learning, self.use_when_learnt = walk, True
             self.detector.reset()
             self.table.show(walk.screen(), MESSAGE_SECONDS)
-        if self.left_learning is not None and not _still_learning(self.left_learning):
+        if self.left_learning is not None and not self.left_learning.still_learning:
             walk, self.left_learning = self.left_learning, None
             if walk.result is not None and self.use_when_learnt:
                 self.detector.classifier = walk.result
@@ -225,8 +225,3 @@ def _read_hand(image, classifier):
     from device.handscan import read_hand
 
     return read_hand(image, classifier)
-
-
-def _still_learning(walk) -> bool:
-    """A calibration walk whose learning thread has not ended."""
-    return walk.learning is not None and walk.learning.is_alive()

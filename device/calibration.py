@@ -247,12 +247,17 @@ class CalibrationFlow:
 
     # -- output ----------------------------------------------------------------------------------
 
+    @property
+    def still_learning(self) -> bool:
+        """Its learning thread has not ended (a walk left learning is finished, yet still learns)."""
+        return self.learning is not None and self.learning.is_alive()
+
     def screen(self):
         if self.learning and not self.finished:
             return MessageScreen("LEARNING", (f"{len(self.crops)} cards, please wait", "back held: leave it"))
         if self.finished:
             surer = self.result is not None and min(self.result.profile.counts.values()) < PHOTOS_PER_CARD
-            title = "CALIBRATED" if self.result is not None else "LEARNING" if self.learning and self.learning.is_alive() else "NOT SAVED"
+            title = "CALIBRATED" if self.result is not None else "LEARNING" if self.still_learning else "NOT SAVED"
             return MessageScreen(title,
                                  (self.summary, "again: reads surer") if surer else (self.summary,))
         label = self.labels[self.index]

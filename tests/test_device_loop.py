@@ -266,6 +266,10 @@ class LearningWalk:
         time.sleep(self.seconds)
         self.result, self.saved = "calibrated", True
 
+    @property
+    def still_learning(self):
+        return self.learning is not None and self.learning.is_alive()
+
     def screen(self):
         from device.screens import MessageScreen
 
