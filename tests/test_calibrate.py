@@ -44,6 +44,27 @@ def profile(base, foreign):
     return calibrate(base, DECK, foreign[0])
 
 
+# Tests sharing a module fixture that takes long to make run in one xdist worker (`make test`'s
+# --dist loadgroup), so it is made once.
+SHARED_TUNING, SHARED_REPORT = "tuning printing 11", "foreign_eval report of printing 11"
+
+
+@pytest.fixture(scope="module")
+def tuning_cache(tmp_path_factory):
+    """A tuning cache the tuner tests share: each tuning printing is captured once in the module
+    (the capture is most of a small tune's time), then read back; the test of the cache itself
+    keeps its own."""
+    return tmp_path_factory.mktemp("tuning-cache")
+
+
+@pytest.fixture(scope="module")
+def report_11():
+    """foreign_eval's report of foreign printing 11, one test crop per label, as it reads by default."""
+    from vision.foreign_eval import evaluate_deck
+
+    return evaluate_deck(DECK, None, 11, 1, 1)
+
+
 def tight_crop(label: str, seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     face = render_foreign(DECK, label, rng, ForeignStyle.sample(np.random.default_rng(5)))
@@ -1008,11 +1029,12 @@ def test_confusions_count_wrong_readings_of_accepted_cards_per_printing():
     assert confusions(parts, labels, top=1) == ["0 -> 8 (printing 500): 2"]
 
 
-def test_foreign_eval_measures_other_scoring_parameters_and_refuses_unknown_ones(capsys):
+@pytest.mark.xdist_group(SHARED_REPORT)
+def test_foreign_eval_measures_other_scoring_parameters_and_refuses_unknown_ones(report_11, capsys):
     from vision.adapt import CalibrationParams, params_for
     from vision.foreign_eval import evaluate_deck, main as foreign_eval
 
-    default = evaluate_deck(DECK, None, 11, 1, 1)
+    default = report_11
     assert default["params"] == params_for(DECK).__dict__
     # A confidence no softmax reaches: every card refused, so the parameters were used.
     strict = evaluate_deck(DECK, None, 11, 1, 1, params=CalibrationParams(min_confidence=1.01))
@@ -1023,11 +1045,12 @@ def test_foreign_eval_measures_other_scoring_parameters_and_refuses_unknown_ones
     assert "--params" in capsys.readouterr().err
 
 
-def test_runs_of_a_few_printings_pool_to_the_run_of_them_all_and_misfits_are_refused(tmp_path, capsys):
+@pytest.mark.xdist_group(SHARED_REPORT)
+def test_runs_of_a_few_printings_pool_to_the_run_of_them_all_and_misfits_are_refused(report_11, tmp_path, capsys):
     from vision.foreign_eval import POOLED_CONDITIONS, evaluate_deck, main as foreign_eval, pool_reports
 
     both = evaluate_deck(DECK, None, 11, 2, 1)
-    first, second = evaluate_deck(DECK, None, 11, 1, 1), evaluate_deck(DECK, None, 12, 1, 1)
+    first, second = report_11, evaluate_deck(DECK, None, 12, 1, 1)
     pooled = pool_reports([first, second])
     assert pooled["printings"] == [11, 12] and pooled["model_sha256"] == first["model_sha256"]
     for name in POOLED_CONDITIONS:
@@ -1058,11 +1081,12 @@ def test_runs_of_a_few_printings_pool_to_the_run_of_them_all_and_misfits_are_ref
     assert "h.json: not a report" in capsys.readouterr().err
 
 
-def test_tuning_searches_one_parameter_set_for_every_deck_named():
+@pytest.mark.xdist_group(SHARED_TUNING)
+def test_tuning_searches_one_parameter_set_for_every_deck_named(tuning_cache):
     from vision.adapt import CalibrationParams
     from vision.foreign_eval import tune
 
-    result = tune(["flip7", "flip7-vengeance"], None, 11, 1, 1, control_printings=1)
+    result = tune(["flip7", "flip7-vengeance"], None, 11, 1, 1, control_printings=1, cache=tuning_cache)
     assert set(result["params"]) == set(CalibrationParams().__dict__)
     assert {key.split()[0] for key in result["tuning_stats"]} == {"flip7", "flip7-vengeance"}
     assert len(result["tuning_stats"]) == 2 * 2 * 2  # decks x (foreign, held-out family) x (1, 3 samples)
@@ -1104,7 +1128,8 @@ def test_the_tuner_run_as_a_script_runs_under_the_modules_own_name(monkeypatch):
     assert foreign_eval.WayReading.__module__ == "vision.foreign_eval"
 
 
-def test_a_refusal_budget_spends_refusals_on_accuracy(tmp_path, monkeypatch):
+@pytest.mark.xdist_group(SHARED_TUNING)
+def test_a_refusal_budget_spends_refusals_on_accuracy(tuning_cache, monkeypatch):
     from vision.foreign_eval import TARGETS, headroom, tune, within_budget
 
     # the budget binds a foreign printing's refusals, not the family's
@@ -1153,25 +1178,27 @@ def test_a_refusal_budget_spends_refusals_on_accuracy(tmp_path, monkeypatch):
     assert chosen(0.01) == "bold"  # none within it: the most accurate leads the sets that fail
 
     # The tuner carries it through: its choice on a tuning printing keeps the budget.
-    tight = tune(["flip7"], None, 11, 1, 1, control_printings=1, cache=tmp_path, refusal_budget=0.02)
+    tight = tune(["flip7"], None, 11, 1, 1, control_printings=1, cache=tuning_cache, refusal_budget=0.02)
     assert tight["refusal_budget"] == 0.02 and tight["target_met"]
     assert all(s["rejected"] <= 0.02 for k, s in tight["tuning_stats"].items() if "foreign" in k)
-    assert tune(["flip7"], None, 11, 1, 1, control_printings=1, cache=tmp_path)["refusal_budget"] is None
+    assert tune(["flip7"], None, 11, 1, 1, control_printings=1, cache=tuning_cache)["refusal_budget"] is None
     # That printing reads every card right with none refused, so the budget cannot bind there: the
     # objective's wiring is checked through a set_rank that meets the targets only when tune hands
     # it the budget asked for (the grid's workers are forked, so they see the stand-in).
     import vision.foreign_eval as foreign_eval
 
     monkeypatch.setattr(foreign_eval, "set_rank", lambda stats, accuracy, floor, budget: (budget == 0.02, (0.0, 0.0)))
-    assert tune(["flip7"], None, 11, 1, 1, control_printings=1, cache=tmp_path, refusal_budget=0.02)["target_met"]
-    assert not tune(["flip7"], None, 11, 1, 1, control_printings=1, cache=tmp_path)["target_met"]
+    assert tune(["flip7"], None, 11, 1, 1, control_printings=1, cache=tuning_cache, refusal_budget=0.02)["target_met"]
+    assert not tune(["flip7"], None, 11, 1, 1, control_printings=1, cache=tuning_cache)["target_met"]
 
 
-def test_tuning_per_deck_searches_a_set_for_each_deck_and_new_profiles_take_their_decks():
+@pytest.mark.xdist_group(SHARED_TUNING)
+def test_tuning_per_deck_searches_a_set_for_each_deck_and_new_profiles_take_their_decks(tuning_cache):
     from vision.adapt import DECK_PARAMS, CalibrationParams, params_for
     from vision.foreign_eval import tune
 
-    result = tune(["flip7", "flip7-vengeance"], None, 11, 1, 1, control_printings=1, per_deck=True, bound=0.05)
+    result = tune(["flip7", "flip7-vengeance"], None, 11, 1, 1, control_printings=1, per_deck=True, bound=0.05,
+                  cache=tuning_cache)
     assert set(result["per_deck"]) == {"flip7", "flip7-vengeance"}
     for deck, found in result["per_deck"].items():
         assert set(found["params"]) == set(CalibrationParams().__dict__)
