@@ -21,8 +21,9 @@ $(TRAIN_STAMP): pyproject.toml | $(STAMP)
 demo: $(STAMP)
 	$(PY) -m device.demo
 
+# On every core (pytest-xdist); tests sharing a costly module fixture carry an xdist_group mark.
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --dist loadgroup
 
 # Training is not part of `make test`: it needs the train extra (local CPU torch) and ~20 minutes.
 model: $(TRAIN_STAMP)
