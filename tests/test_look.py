@@ -231,3 +231,60 @@ def test_the_committed_look_model_keeps_its_weights_in_half_precision():
     model = onnx.load("models/card-look.onnx")
     halves = [t for t in model.graph.initializer if t.data_type == TensorProto.FLOAT16]
     assert halves and all(any(n.op_type == "Cast" and n.input[0] == t.name for n in model.graph.node) for t in halves)
+
+
+def test_a_stopped_run_resumed_makes_the_network_an_unbroken_run_makes(tmp_path, monkeypatch, capsys):
+    """--resume: after each epoch the run keeps its state; stopped in the second epoch and started
+    again with --resume, it ends with the very file a run that was never stopped writes. A
+    checkpoint of another run, a damaged one or none is refused before any work."""
+    pytest.importorskip("torch")
+    from vision import train_look
+
+    monkeypatch.setattr(train_look, "DATA_DIR", tmp_path / "data")
+    (tmp_path / "data").mkdir()
+    rng = np.random.default_rng(0)
+    seed, size = 5, (56, 80)
+    for n, s, kind in ((2, seed, "family"), (2, seed, "generic"), (2, seed + 1, "family"), (2, seed + 1, "generic")):
+        samples = LookSamples(rng.integers(0, 255, (n, LABELS_PER_PRINTING, VIEWS, size[1], size[0], 3), dtype=np.uint8),
+                              np.tile(np.arange(LABELS_PER_PRINTING), (n, 1)), np.zeros(n, int))
+        np.savez(train_look.look_cache_path(n, s, kind, size), **samples.__dict__)
+    run = ["--seed", str(seed), "--printings", "4", "--generic-share", "0.5", "--val-printings", "2", "--epochs", "3",
+           "--batch-printings", "2", "--width", "0.5", "--input-size", *map(str, size), "--threads", "1"]
+
+    assert train_look.main([*run, "--out", str(tmp_path / "unbroken")]) == 0
+    unbroken = (tmp_path / "unbroken" / "card-look.onnx").read_bytes()
+    assert not (tmp_path / "unbroken" / train_look.CHECKPOINT_NAME).exists()   # gone once the network is written
+
+    validations = []
+    real = train_look.one_shot_accuracy
+
+    def stop_in_the_second_epoch(model, x):
+        validations.append(1)
+        if len(validations) == 3:            # epoch 2's validation: trained, not yet kept
+            raise KeyboardInterrupt
+        return real(model, x)
+    monkeypatch.setattr(train_look, "one_shot_accuracy", stop_in_the_second_epoch)
+    stopped = tmp_path / "stopped"
+    with pytest.raises(KeyboardInterrupt):
+        train_look.main([*run, "--out", str(stopped)])
+    monkeypatch.setattr(train_look, "one_shot_accuracy", real)
+    checkpoint = stopped / train_look.CHECKPOINT_NAME
+    assert not (stopped / "card-look.onnx").exists() and checkpoint.is_file()
+
+    # refused, naming why, before any work; the checkpoint stays for the right command
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    (damaged / train_look.CHECKPOINT_NAME).write_bytes(checkpoint.read_bytes()[:1000])
+    capsys.readouterr()
+    for argv, out, why in (([*run, "--lr", "0.01"], stopped, "differs in lr (it has 0.003, this command 0.01)"),
+                           ([*run, "--epochs", "4"], stopped, "differs in epochs"),
+                           (run, tmp_path / "nowhere", "no checkpoint to resume"),
+                           (run, damaged, "not a readable checkpoint")):
+        with pytest.raises(SystemExit) as refused:
+            train_look.main([*argv, "--out", str(out), "--resume"])
+        assert refused.value.code == 2 and why in capsys.readouterr().err, why
+    assert checkpoint.is_file()
+
+    assert train_look.main([*run, "--out", str(stopped), "--resume"]) == 0
+    assert (stopped / "card-look.onnx").read_bytes() == unbroken
+    assert not checkpoint.exists()

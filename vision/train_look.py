@@ -36,6 +36,12 @@ same seed is made by extending a smaller cache, its first printings being the sa
 ~2.5 min per 1000 printings with two processes at 56 x 80 (24 min for the default 6000 at 84 x
 120); training on the default 6000 printings (2000 family + 4000 generic) for 15 epochs ~93 min
 on two threads at 84 x 120 (width 1.5; ~31 min at 56 x 80; ~11 min for width 1 at 56 x 80).
+
+A run longer than a sitting can be stopped and continued: after each epoch the run's state (the
+network, the optimiser and its schedule, both random generators) is kept in
+OUT/card-look.checkpoint.pt, and the same command with `--resume` goes on from the last epoch
+kept, ending with the network an unbroken run makes. The checkpoint is deleted once the network
+is written.
 """
 
 from __future__ import annotations
@@ -56,6 +62,55 @@ from vision.train import DATA_DIR, MODELS_DIR, cached
 log = logging.getLogger(__name__)
 
 LOOK_NAME = "card-look"
+CHECKPOINT_NAME = f"{LOOK_NAME}.checkpoint.pt"
+# What shapes a run's network: a checkpoint is only continued by a command that agrees on all of it.
+RUN_SETTINGS = ("seed", "printings", "generic_share", "uno_numerals_share", "val_printings", "epochs",
+                "batch_printings", "lr", "width", "input_size", "poor_share", "init_sha256")
+
+
+class CheckpointError(Exception):
+    """A checkpoint that cannot be continued: missing, unreadable, or of another run."""
+
+
+def run_settings(args) -> dict:
+    settings = {name: getattr(args, name) for name in RUN_SETTINGS}
+    settings["input_size"] = list(settings["input_size"])
+    return {**settings, "data_version": LOOK_DATA_VERSION, "generic_data_version": GENERIC_DATA_VERSION}
+
+
+def save_checkpoint(path: Path, args, epoch: int, model, opt, sched, rng, minutes: float) -> None:
+    """The run's state after `epoch` epochs, written whole or not at all (a stop mid-write keeps the
+    previous epoch's)."""
+    import os
+
+    import torch
+
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save({"settings": run_settings(args), "epochs_done": epoch, "minutes": minutes,
+                "model": model.state_dict(), "optimiser": opt.state_dict(), "schedule": sched.state_dict(),
+                "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
+                "threads": args.threads}, tmp)
+    os.replace(tmp, path)
+
+
+def read_checkpoint(path: Path, args) -> dict:
+    """The state kept in `path` for the run `args` describes; CheckpointError saying why not."""
+    import torch
+
+    if not path.is_file():
+        raise CheckpointError(f"{path}: no checkpoint to resume (a run keeps one in its --out folder)")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        saved, done = state["settings"], int(state["epochs_done"])
+    except Exception as error:  # torch raises many kinds for a damaged file
+        raise CheckpointError(f"{path}: not a readable checkpoint ({type(error).__name__}: {error})") from None
+    differ = {k: (saved.get(k), v) for k, v in run_settings(args).items() if saved.get(k) != v}
+    if differ:
+        raise CheckpointError(f"{path}: a checkpoint of another run; it differs in "
+                              + ", ".join(f"{k} (it has {was!r}, this command {now!r})" for k, (was, now) in differ.items()))
+    if not 0 < done <= args.epochs:
+        raise CheckpointError(f"{path}: {done} epochs done, of {args.epochs}")
+    return state
 LOOK_DATA_VERSION = 3      # bump when vision.look_data's family printings change, so stale caches are not reused
 GENERIC_DATA_VERSION = 4   # the same for its generic printings (vision.render_generic), cached apart
 EMBEDDING_DIM = 128
@@ -280,7 +335,24 @@ def train(args) -> int:
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=5e-4)
     steps = len(x) // args.batch_printings
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.epochs * steps, pct_start=0.15)
-    for epoch in range(args.epochs):
+    out_dir = Path(args.out)
+    checkpoint = out_dir / CHECKPOINT_NAME
+    first_epoch, minutes_before = 0, 0.0
+    if args.resume_state is not None:
+        state = args.resume_state
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimiser"])
+        sched.load_state_dict(state["schedule"])
+        rng.bit_generator.state = state["numpy_rng"]
+        torch.set_rng_state(state["torch_rng"])
+        first_epoch, minutes_before = state["epochs_done"], state["minutes"]
+        log.info("resuming %s after epoch %d of %d (%.1f min spent before)", checkpoint, first_epoch, args.epochs,
+                 minutes_before)
+        if state["threads"] != args.threads:
+            log.warning("the run began on %d threads and goes on on %d: its last bits may differ from an "
+                        "unbroken run's", state["threads"], args.threads)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for epoch in range(first_epoch, args.epochs):
         model.train()
         order = rng.permutation(len(x))
         t0, loss_sum = time.perf_counter(), 0.0
@@ -299,10 +371,10 @@ def train(args) -> int:
         log.info("epoch %d/%d: loss %.4f, validation one-shot accuracy (8 cards) %s (%.0f s)", epoch + 1,
                  args.epochs, loss_sum / steps, ", ".join(f"{kind} {one_shot_accuracy(model, xv):.4f}"
                                                           for kind, xv in val_sets.items()), time.perf_counter() - t0)
+        save_checkpoint(checkpoint, args, epoch + 1, model, opt, sched, rng,
+                        minutes_before + (time.perf_counter() - t_start) / 60)
     val_acc = {kind: round(one_shot_accuracy(model, xv), 4) for kind, xv in val_sets.items()}
     x_val = val_sets["family"]
-    out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
     onnx_path = out_dir / f"{LOOK_NAME}.onnx"
     export_look(model, onnx_path, x_val[:8].reshape(-1, *x_val.shape[3:]))
     from vision.dataset import MEAN, STD
@@ -323,12 +395,14 @@ def train(args) -> int:
                                                args.uno_numerals_share).items()},
                      "data_version": LOOK_DATA_VERSION,
                      "generic_data_version": GENERIC_DATA_VERSION, "val_one_shot_accuracy": val_acc,
-                     "minutes": round((time.perf_counter() - t_start) / 60, 1), "command": args.command,
+                     "minutes": round(minutes_before + (time.perf_counter() - t_start) / 60, 1),
+                     "command": args.command,
                      "data": "vision.look_data: recoloured printings, 8 cards x 2 captures each: of the training "
                              "family (flip7, flip7-vengeance and uno-flip renderers; train fonts and surfaces) and, "
                              "a generic_share of them, of vision.render_generic's invented game"},
     }
     onnx_path.with_suffix(".json").write_text(json.dumps(sidecar, indent=2) + "\n")
+    checkpoint.unlink(missing_ok=True)
     log.info("wrote %s (%.0f kB) in %.1f min; now run: python -m vision.foreign_eval --deck flip7", onnx_path,
              onnx_path.stat().st_size / 1024, (time.perf_counter() - t_start) / 60)
     return 0
@@ -422,6 +496,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="fine-tune this exported look model (its batch norms stay folded) instead of "
                              "training a new network; --width and --input-size must match it")
     parser.add_argument("--out", default=str(MODELS_DIR), help="output folder (default: models/)")
+    parser.add_argument("--resume", action="store_true",
+                        help=f"go on from the last epoch kept in OUT/{CHECKPOINT_NAME} by a run of this same "
+                             "command that was stopped")
     args = parser.parse_args(argv)
     args.command = "python -m vision.train_look " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     args.init_sha256 = None
@@ -431,6 +508,12 @@ def main(argv: list[str] | None = None) -> int:
         if not Path(args.init).is_file():
             parser.error(f"--init {args.init}: no such file")
         args.init_sha256 = hashlib.sha256(Path(args.init).read_bytes()).hexdigest()
+    args.resume_state = None
+    if args.resume:  # refused now, not after the data are made
+        try:
+            args.resume_state = read_checkpoint(Path(args.out) / CHECKPOINT_NAME, args)
+        except CheckpointError as error:
+            parser.error(f"--resume: {error}")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     return train(args)
 
