@@ -283,6 +283,9 @@ def test_a_stopped_run_resumed_makes_the_network_an_unbroken_run_makes(tmp_path,
         with pytest.raises(SystemExit) as refused:
             train_look.main([*argv, "--out", str(out), "--resume"])
         assert refused.value.code == 2 and why in capsys.readouterr().err, why
+    with pytest.raises(SystemExit) as refused:  # nor is a stopped run started again over its epochs
+        train_look.main([*run, "--out", str(stopped)])
+    assert refused.value.code == 2 and "add --resume" in capsys.readouterr().err
     assert checkpoint.is_file()
 
     assert train_look.main([*run, "--out", str(stopped), "--resume"]) == 0

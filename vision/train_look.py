@@ -111,6 +111,8 @@ def read_checkpoint(path: Path, args) -> dict:
     if not 0 < done <= args.epochs:
         raise CheckpointError(f"{path}: {done} epochs done, of {args.epochs}")
     return state
+
+
 LOOK_DATA_VERSION = 3      # bump when vision.look_data's family printings change, so stale caches are not reused
 GENERIC_DATA_VERSION = 4   # the same for its generic printings (vision.render_generic), cached apart
 EMBEDDING_DIM = 128
@@ -509,11 +511,15 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--init {args.init}: no such file")
         args.init_sha256 = hashlib.sha256(Path(args.init).read_bytes()).hexdigest()
     args.resume_state = None
+    checkpoint = Path(args.out) / CHECKPOINT_NAME
     if args.resume:  # refused now, not after the data are made
         try:
-            args.resume_state = read_checkpoint(Path(args.out) / CHECKPOINT_NAME, args)
+            args.resume_state = read_checkpoint(checkpoint, args)
         except CheckpointError as error:
             parser.error(f"--resume: {error}")
+    elif checkpoint.exists() and not args.data_only:  # a new run would overwrite a stopped run's epochs
+        parser.error(f"{checkpoint}: a stopped run's checkpoint; add --resume to go on with it, or delete it "
+                     "to start again")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     return train(args)
 
