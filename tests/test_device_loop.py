@@ -100,6 +100,7 @@ class FlakyCamera(Camera):
         self.opens = 0
         self.reads = 0
         self.frozen = threading.Event()
+        self.thawed = threading.Event()  # set by the test: the hang lasts as long as it needs, however loaded the machine
 
     def open(self):
         self.opens += 1
@@ -110,7 +111,7 @@ class FlakyCamera(Camera):
         self.reads += 1
         if self.reads == 30:
             self.frozen.set()
-            time.sleep(1.0)             # the camera hangs inside a read
+            self.thawed.wait(10)        # the camera hangs inside a read
             self.frozen.clear()
         if self.reads == 60:
             raise CameraError("cable pulled")
@@ -151,16 +152,19 @@ def test_faults_do_not_stop_the_loop(tmp_path, monkeypatch):
     worker.start()
     try:
         assert camera.frozen.wait(10)
-        time.sleep(0.5)
+        deadline = time.monotonic() + 10
+        while appliance.source.status() != "camera not responding" and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert appliance.source.status() == "camera not responding"
         appliance.presses.put(ButtonPress("back"))          # handled while the camera hangs
-        deadline = time.monotonic() + 0.5
+        deadline = time.monotonic() + 10
         while appliance.table.mode != "undo" and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert appliance.table.mode == "undo"
+        assert appliance.table.mode == "undo" and camera.frozen.is_set()
+        camera.thawed.set()
         appliance.presses.put(ButtonPress("back"))
-        deadline = time.monotonic() + 15
-        while detector.calls < 100 and time.monotonic() < deadline:
+        deadline = time.monotonic() + 15   # the frames go on, and the display comes back after its faults
+        while (detector.calls < 100 or not displays[-1].shown) and time.monotonic() < deadline:
             time.sleep(0.05)
     finally:
         appliance.stopping = True
@@ -339,7 +343,10 @@ def test_a_run_refused_for_its_model_or_profile_leaves_the_kept_game(tmp_path, c
     from device.cli import main
 
     args = _replay_args(tmp_path, 3, "")
-    common = ["--camera", args.camera, "--display", "none", "--buttons", "none", "--state", args.state]
+    defaults = tmp_path / "defaults.toml"   # not /etc/tablemate/config.toml, should the machine have one
+    defaults.write_text("")
+    common = ["--camera", args.camera, "--display", "none", "--buttons", "none", "--state", args.state,
+              "--config", str(defaults)]
     assert main(["run", "--game", "flip7", "--players", "ann", "ben"] + common) == 0
     game_txt = Path(args.state) / "game.txt"
     with open(game_txt, "a") as f:
@@ -351,7 +358,7 @@ def test_a_run_refused_for_its_model_or_profile_leaves_the_kept_game(tmp_path, c
     assert "tablemate run:" in capsys.readouterr().err
     config = tmp_path / "config.toml"
     config.write_text(f'models_dir = "{tmp_path / "no-models"}"\n')
-    assert main(["run", "--game", "uno-flip", "--players", "ann", "ben", "--config", str(config)] + common) == 2
+    assert main(["run", "--game", "uno-flip", "--players", "ann", "ben"] + common + ["--config", str(config)]) == 2
     assert "not found" in capsys.readouterr().err
     assert game_txt.read_text() == kept and not (Path(args.state) / "games").exists()
 
