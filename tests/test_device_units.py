@@ -69,16 +69,19 @@ def test_gpio_buttons_press_and_hold():
     Device.pin_factory = MockFactory()
     try:
         got = []
-        buttons = GpioButtons(ButtonsConfig(hold_seconds=0.2, bounce_seconds=0))
+        # margins of a good part of a second either side: gpiozero's threads may be late on a loaded machine
+        buttons = GpioButtons(ButtonsConfig(hold_seconds=0.6, bounce_seconds=0))
         buttons.start(got.append)
         ok, back = Device.pin_factory.pin(17), Device.pin_factory.pin(22)
         ok.drive_low()
         time.sleep(0.05)
         ok.drive_high()
         back.drive_low()
-        time.sleep(0.4)          # past hold_seconds
+        time.sleep(1.5)          # past hold_seconds
         back.drive_high()
-        time.sleep(0.05)
+        deadline = time.monotonic() + 5
+        while len(got) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
         buttons.close()
         assert got == [ButtonPress("ok"), ButtonPress("back", hold=True)]
     finally:
