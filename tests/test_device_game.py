@@ -80,7 +80,8 @@ def test_killed_mid_game_resumes(game_video, tmp_path):
     second.mkdir()
     for i, frame in enumerate(frames[:split]):
         os.link(frame, first / frame.name)
-    for k in range(60):                       # the table stays still while the device is killed
+    for k in range(300):                      # the table stays still while the device is killed (10 s at 30 fps:
+                                              # the kill lands in it however slow the test's own turn)
         os.link(frames[split - 1], first / f"{split + k:06d}.jpg")
     for i, frame in enumerate(frames[split:]):
         os.link(frame, second / f"{i:06d}.jpg")
