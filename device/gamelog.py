@@ -21,6 +21,7 @@ from pathlib import Path
 from rules.core import GameConfig, Refused
 from rules.match import Match
 from rules.script import UNDO, format_event, format_header, parse_script
+from vision.files import sync_folder, write_atomically
 
 log = logging.getLogger(__name__)
 
@@ -32,33 +33,6 @@ ARCHIVE_DIR = "games"
 class Loaded:
     match: Match | None                     # None: no usable log (none yet, or unusable)
     problems: list[str] = field(default_factory=list)
-
-
-def write_atomically(path: Path, text: str, before_replace=None) -> None:
-    """Replace `path` by `text` so that a crash leaves either the old or the new file. A write
-    that fails (a full disk) raises OSError with `path` untouched; `before_replace` runs once
-    the new text is safely on disk."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
-    if before_replace is not None:
-        before_replace()
-    os.replace(tmp, path)
-    _sync_dir(path.parent)
-
-
-def _sync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _stamp() -> str:
@@ -123,7 +97,7 @@ def _move_aside(path: Path) -> Path:
         aside = path.with_name(f"{path.name}.corrupt-{_stamp()}-{n}")
         n += 1
     os.replace(path, aside)
-    _sync_dir(path.parent)
+    sync_folder(path.parent)
     return aside
 
 

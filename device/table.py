@@ -19,13 +19,14 @@ from typing import Callable
 
 from device.buttons import ButtonPress
 from device.games import GAME_NAMES, Choice, flow_for
-from device.gamelog import GameLog, write_atomically
+from device.gamelog import GameLog
 from device.screens import ChoiceScreen, MenuScreen, MessageScreen, ScoresScreen
 from rules.cards import GAME_DECKS
 from rules.core import GameConfig, Notice, Refused
 from rules.events import Shuffle
 from rules.match import Match
 from rules.script import UNDO, LineError, format_event
+from vision.files import write_atomically
 
 log = logging.getLogger(__name__)
 

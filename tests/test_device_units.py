@@ -184,6 +184,26 @@ def test_corrupt_log_is_moved_aside_and_valid_part_kept(tmp_path):
     assert load(path).match is None and len(list(tmp_path.glob("game.txt.corrupt-*"))) == 2
 
 
+def test_write_atomically_replaces_whole_or_not_at_all(tmp_path):
+    """The one writer behind the game log, the table settings, profiles and checkpoints."""
+    from vision.files import write_atomically
+
+    path = tmp_path / "kept.txt"
+    write_atomically(path, "old\n")
+    write_atomically(path, "new \u00e9\n", before_replace=lambda: (tmp_path / "seen").write_text(path.read_text()))
+    assert path.read_text(encoding="utf-8") == "new \u00e9\n" and (tmp_path / "seen").read_text() == "old\n"
+
+    def refuse():
+        raise OSError("no room")
+    with pytest.raises(OSError, match="no room"):
+        write_atomically(path, b"lost", before_replace=refuse)
+    with pytest.raises(OSError):
+        write_atomically(tmp_path, b"a folder is not a file")   # the rename fails
+    assert path.read_text(encoding="utf-8") == "new \u00e9\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.txt", "seen"]   # no .tmp left
+    assert not tmp_path.with_name(tmp_path.name + ".tmp").exists()
+
+
 # ---- systemd ---------------------------------------------------------------------------------------
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")

@@ -68,6 +68,7 @@ from typing import NamedTuple
 import numpy as np
 
 from vision.classifier import CardClassifier, ModelError, Prediction, reject_rule
+from vision.files import write_atomically
 from vision.geometry import turned_half_round
 from vision.look import LookModel
 
@@ -199,24 +200,9 @@ class Profile:
         np.savez_compressed(buffer, header=np.frombuffer(json.dumps(header).encode("utf-8"), np.uint8),
                             embeddings=self.embeddings.astype(np.float16),
                             sample_labels=self.sample_labels.astype(np.int32), inks=self.inks.astype(np.float32))
-        # Never leave a half-written profile behind, nor, after a power cut (a Pi unplugged right
-        # after a calibration walk), a renamed file whose data never reached the card: synced first.
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            with open(tmp, "wb") as f:
-                f.write(buffer.getvalue())
-                f.flush()
-                os.fsync(f.fileno())
-            tmp.replace(path)
-        except OSError:             # (a full card, or PATH a folder: the profile there, if any, stays)
-            tmp.unlink(missing_ok=True)
-            raise
-        if hasattr(os, "O_DIRECTORY"):  # the rename itself (POSIX)
-            directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                os.fsync(directory)
-            finally:
-                os.close(directory)
+        # A Pi unplugged right after a calibration walk keeps the old profile or the new one.
+        # (A full card, or PATH a folder: OSError, and the profile there, if any, stays.)
+        write_atomically(path, buffer.getvalue())
 
     @classmethod
     def load(cls, path: str | Path) -> "Profile":

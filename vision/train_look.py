@@ -81,16 +81,18 @@ def run_settings(args) -> dict:
 def save_checkpoint(path: Path, args, epoch: int, model, opt, sched, rng, minutes: float) -> None:
     """The run's state after `epoch` epochs, written whole or not at all (a stop mid-write keeps the
     previous epoch's)."""
-    import os
+    import io
 
     import torch
 
-    tmp = path.with_name(path.name + ".tmp")
+    from vision.files import write_atomically
+
+    buffer = io.BytesIO()
     torch.save({"settings": run_settings(args), "epochs_done": epoch, "minutes": minutes,
                 "model": model.state_dict(), "optimiser": opt.state_dict(), "schedule": sched.state_dict(),
                 "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
-                "threads": args.threads}, tmp)
-    os.replace(tmp, path)
+                "threads": args.threads}, buffer)
+    write_atomically(path, buffer.getvalue())
 
 
 def read_checkpoint(path: Path, args) -> dict:

@@ -1,0 +1,44 @@
+"""Writing a file so that a crash or a pulled plug leaves either the old file or the new one.
+
+The one way the repo replaces a file it must not lose: the game log, the table settings, a
+calibration profile, a training checkpoint. The new bytes are synced before the rename, and the
+rename itself after it (a Pi unplugged right after a write must not come back to an empty file).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def write_atomically(path: str | Path, data: bytes | str, before_replace=None) -> None:
+    """Replace `path` by `data` (text is written as UTF-8). Any failure (a full disk, `path` a
+    folder) raises OSError with `path` as it was and no temporary file left. `before_replace`
+    runs once the new data are safely on disk, just before the rename."""
+    path = Path(path)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if before_replace is not None:
+            before_replace()
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
+    sync_folder(path.parent)
+
+
+def sync_folder(folder: str | Path) -> None:
+    """Make a rename or removal in `folder` durable (POSIX: the folder's entry is data too)."""
+    if not hasattr(os, "O_DIRECTORY"):
+        return
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
