@@ -199,3 +199,26 @@ def test_a_jpeg_cut_short_is_unreadable_not_read_as_no_card(capsys, photos, tmp_
     cut_read, padded_read = (json.loads(line) for line in out.splitlines())
     assert cut_read["reason"].startswith("unreadable image: the JPEG file ends before its picture does")
     assert not (padded_read["reason"] or "").startswith("unreadable") and status == 1
+
+
+def test_read_image_names_why_a_file_is_not_a_picture_and_turns_a_photo_upright(tmp_path):
+    """Each file is read once; an empty file, a folder and a missing file each say what they are,
+    and a phone photo stored sideways with an EXIF orientation comes out as it was taken."""
+    from PIL import Image
+
+    from vision.classify_cmd import read_image
+
+    (tmp_path / "empty.jpg").write_bytes(b"")
+    assert read_image(str(tmp_path / "empty.jpg")) == (None, "unreadable image: the file is empty")
+    assert read_image(str(tmp_path)) == (None, "unreadable image: it is a folder")
+    assert read_image(str(tmp_path / "gone.png")) == (None, "unreadable image: no such file")
+
+    stored = np.zeros((40, 80, 3), np.uint8)
+    stored[:, :20] = 255                      # stored 80 wide, a white band on the left
+    picture = Image.fromarray(stored)
+    exif = picture.getexif()
+    exif[0x0112] = 6                          # "turn 90 degrees clockwise to show"
+    picture.save(tmp_path / "sideways.jpg", exif=exif)
+    image, problem = read_image(str(tmp_path / "sideways.jpg"))
+    assert problem is None and image.shape == (80, 40, 3)
+    assert image[:20].mean() > 200 and image[-20:].mean() < 50   # the band is now on top

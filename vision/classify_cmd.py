@@ -73,32 +73,38 @@ def main(args: argparse.Namespace) -> int:
 
 
 def read_image(path: str):
-    """(BGR image, None) or (None, why it cannot be read)."""
-    import os
-
+    """(BGR image, None) or (None, why it cannot be read). The file is read once and decoded
+    from memory (imdecode, like imread, turns a photo by its EXIF orientation)."""
     import cv2
+    import numpy as np
 
-    if not os.path.exists(path):
-        return None, "unreadable image: no such file"
-    if os.path.isdir(path):
-        return None, "unreadable image: it is a folder"
     try:
-        image = cv2.imread(path, cv2.IMREAD_COLOR)
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None, "unreadable image: no such file"
+    except IsADirectoryError:
+        return None, "unreadable image: it is a folder"
+    except OSError as error:
+        return None, f"unreadable image: {error.strerror or error}"
+    if not data:
+        return None, "unreadable image: the file is empty"
+    if _jpeg_cut_short(data):
+        # (imread decodes what there is and greys the rest, with a warning only libjpeg prints;
+        # imdecode may do that or give nothing: either way the file is what is wrong.)
+        return None, "unreadable image: the JPEG file ends before its picture does (copied or saved only in part?)"
+    try:
+        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     except cv2.error as error:
         return None, f"unreadable image: {error}"
     if image is None or image.size == 0:
         return None, "unreadable image: not an image file OpenCV can decode"
-    if _jpeg_cut_short(path):
-        # (OpenCV decodes what there is and greys the rest, with a warning only libjpeg prints.)
-        return None, "unreadable image: the JPEG file ends before its picture does (copied or saved only in part?)"
     return image, None
 
 
-def _jpeg_cut_short(path: str) -> bool:
-    """A JPEG file without an end-of-image marker after its last scan (an EXIF thumbnail ends
+def _jpeg_cut_short(data: bytes) -> bool:
+    """A JPEG without an end-of-image marker after its last scan (an EXIF thumbnail ends
     early in the file: only the main picture's end counts)."""
-    with open(path, "rb") as f:
-        data = f.read()
     if not data.startswith(b"\xff\xd8"):
         return False
     return data.rfind(b"\xff\xd9") < data.rfind(b"\xff\xda")
