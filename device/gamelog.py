@@ -39,8 +39,9 @@ def _stamp() -> str:
     return time.strftime("%Y%m%d-%H%M%S")
 
 
-def load(path: Path) -> Loaded:
-    """The game in the log at `path`, repairing the log as described above."""
+def load(path: Path, repair: bool = True) -> Loaded:
+    """The game in the log at `path`, repairing the log as described above (not with `repair`
+    False: a state directory that cannot be written, where the log is read and left as it is)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -57,8 +58,8 @@ def load(path: Path) -> Loaded:
     text = data.decode("utf-8", errors="replace")
     script = parse_script(text)
     if script.config is None:
-        aside = _move_aside(path)
-        problems.append(f"game log unusable ({script.fatal}); moved to {aside.name}, starting a new game")
+        where = f"moved to {_move_aside(path).name}" if repair else "left as it is"
+        problems.append(f"game log unusable ({script.fatal}); {where}, starting a new game")
         return Loaded(None, problems=problems)
     match = Match(script.config)
     lines: list[str] = []
@@ -73,12 +74,15 @@ def load(path: Path) -> Loaded:
             bad.append(f"line {lineno} {line!r}: {refusal.reason}")
             continue
         lines.append(line)
-    if bad or "\ufffd" in text:
+    if (bad or "\ufffd" in text) and not repair:
+        problems.append(f"game log had {len(bad)} bad line(s) ({'; '.join(bad[:3])}); the rest read, "
+                        f"the file left as it is")
+    elif bad or "\ufffd" in text:
         aside = _move_aside(path)
         write_atomically(path, "\n".join(format_header(script.config) + lines) + "\n")
         problems.append(f"game log had {len(bad)} bad line(s) ({'; '.join(bad[:3])}); original moved to "
                         f"{aside.name}, the rest kept")
-    elif torn:
+    elif torn and repair:
         _truncate(path, len(data))  # nothing else changes, so no copy is needed
     return Loaded(match, problems)
 
@@ -104,6 +108,8 @@ def _move_aside(path: Path) -> Path:
 class GameLog:
     """Appends to the log of the current game; `start` begins a new one (archiving the old)."""
 
+    keeps = True        # (UnkeptLog: a game played on with nothing written)
+
     def __init__(self, path: Path):
         self.path = path
         with open(path, "rb") as f:
@@ -126,6 +132,9 @@ class GameLog:
 
         write_atomically(path, "\n".join(format_header(config)) + "\n", before_replace=archive_old)
         return cls(path)
+
+    def next_game(self, config: GameConfig) -> "GameLog":
+        return GameLog.start(self.path, config)
 
     def append_event(self, event) -> None:
         self._append(format_event(event))
@@ -155,3 +164,33 @@ class GameLog:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+class UnkeptLog:
+    """The log of a game that cannot be kept: the state directory cannot be written (a card
+    remounted read-only after errors, a folder without permission). The table plays on, told
+    so; nothing is written, and the file there, if any, is left as it was."""
+
+    keeps = False
+
+    def __init__(self, path: Path, lines: int, why: str):
+        self.path = path
+        self.lines = lines          # as the file would have them (line numbers of refusals)
+        self.why = why
+
+    @classmethod
+    def start(cls, path: Path, config: GameConfig, why: str) -> "UnkeptLog":
+        return cls(path, len(format_header(config)), why)
+
+    def next_game(self, config: GameConfig) -> "UnkeptLog":
+        return UnkeptLog.start(self.path, config, self.why)
+
+    def append_event(self, event) -> None:
+        self.lines += 1
+
+    def append_undo(self) -> None:
+        self.lines += 1
+
+    def close(self) -> None:
+        pass
+

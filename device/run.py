@@ -103,14 +103,22 @@ def build(args: argparse.Namespace, config, detector=None):
     open_display = parse_display(args.display, config.display)
     buttons = parse_buttons(args.buttons, config.buttons)
     state_dir = Path(args.state or os.environ.get("STATE_DIRECTORY", "").split(":")[0] or config.state_dir)
+    # A state directory that cannot be written does not stop the table's game: it is played on,
+    # unkept, and the display says so (a blank screen restarting every few seconds tells no one).
+    unwritable = None
+    held = []
     try:
         state_dir.mkdir(parents=True, exist_ok=True)
+        held.append(lock_state_dir(state_dir))
+    except StateDirInUse:
+        raise
     except OSError as error:
-        raise OSError(f"cannot use the state directory {state_dir}: {error} (use --state DIR)") from None
-    lock = lock_state_dir(state_dir)
+        unwritable = state_dir_problem(state_dir, error)
+        log.error("%s: the game is played but not kept", unwritable)
     settings_path = state_dir / "settings.json"
     settings = Settings.load(settings_path, config.display.brightness, config.game.players)
-    match, kept, problems = choose_game(state_dir, args.game, args.players, config, settings)
+    match, kept, problems = choose_game(state_dir, args.game, args.players, config, settings,
+                                        repair=unwritable is None)
     # The vision is made before the game log is touched: a run refused for its model or profile
     # must leave the kept game where it was, not archived for an empty one.
     calibration_problem = start_calibration = None
@@ -119,19 +127,21 @@ def build(args: argparse.Namespace, config, detector=None):
         detector, calibration_problem = make_detector(match.config.game, config, getattr(args, "profile", None),
                                                       state_dir)
         start_calibration = calibration_starter(detector, match.config.game, state_dir)
-    game_log = game_log_for(state_dir, match, kept)
+    game_log = game_log_for(state_dir, match, kept, unwritable)
     table = Table(match, game_log, config.game.names, settings, settings_path,
                   flash_seconds=config.display.flash_seconds)
     if own_vision:
         table.games = games_with_a_model(config)
+    if unwritable:
+        table.show_problem("Not saving", f"this game is not kept: {unwritable}")
     for problem in problems:
-        table.show_problem("Game log repaired", problem)
+        table.show_problem("Game log repaired" if unwritable is None else "Game log", problem)
     if calibration_problem:
         table.show_problem("Calibration", calibration_problem)
     recording = args.display.startswith(("gif:", "png:"))
     display = DisplayWorker(open_display, render, settings.brightness, lossless=recording)
     table.on_brightness = display.set_brightness
-    return Appliance(FrameSource(camera, config.camera), detector, table, display, buttons, held=[lock],
+    return Appliance(FrameSource(camera, config.camera), detector, table, display, buttons, held=held,
                      start_calibration=start_calibration,
                      vision_for=vision_for(config, state_dir) if start_calibration else None)
 
@@ -170,35 +180,44 @@ def calibration_starter(detector, game: str, state_dir: Path):
     return start
 
 
+class StateDirInUse(OSError):
+    """Another `tablemate run` holds the state directory."""
+
+
 def lock_state_dir(state_dir: Path):
     """One device per state directory: a second `tablemate run` (say, by hand while the service
     runs) would interleave lines in the game log. The lock ends with the process."""
-    import errno
     import fcntl
 
-    try:
-        lock = open(state_dir / "lock", "w")
-    except OSError as error:
-        why = (" (a card remounted read-only after errors? check it with fsck)" if error.errno == errno.EROFS
-               else "")
-        raise OSError(f"cannot use the state directory {state_dir}: {error.strerror}{why}") from None
+    lock = open(state_dir / "lock", "w")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         lock.close()
-        raise OSError(f"another tablemate run is using {state_dir} (sudo systemctl stop tablemate?)") from None
+        raise StateDirInUse(f"another tablemate run is using {state_dir} (sudo systemctl stop tablemate?)") from None
     return lock
 
 
-def choose_game(state_dir: Path, game: str | None, players: list[str] | None, config, settings):
+def state_dir_problem(state_dir: Path, error: OSError) -> str:
+    """Why `state_dir` cannot be written, in words for the display and the journal."""
+    import errno
+
+    why = {errno.EROFS: " (a card remounted read-only after errors? check it with fsck)",
+           errno.EACCES: " (its owner or permissions: the service runs as user tablemate)",
+           errno.ENOSPC: " (the card is full)"}.get(error.errno, "")
+    return f"cannot write the state directory {state_dir}: {error.strerror or error}{why}"
+
+
+def choose_game(state_dir: Path, game: str | None, players: list[str] | None, config, settings,
+                repair: bool = True):
     """The kept game if there is one and it is the one asked for, else a new game (nothing
     written yet: game_log_for). Returns (match, whether it is the kept one, problems found in
-    the kept log)."""
+    the kept log, repaired unless `repair` is False)."""
     from device import gamelog
     from rules.core import GameConfig
     from rules.match import Match
 
-    loaded = gamelog.load(state_dir / gamelog.LOG_NAME)
+    loaded = gamelog.load(state_dir / gamelog.LOG_NAME, repair=repair)
     for problem in loaded.problems:
         log.error("%s", problem)
     kept = loaded.match
@@ -211,12 +230,16 @@ def choose_game(state_dir: Path, game: str | None, players: list[str] | None, co
     return Match(GameConfig(wanted_game, wanted_players)), False, loaded.problems
 
 
-def game_log_for(state_dir: Path, match, kept: bool):
+def game_log_for(state_dir: Path, match, kept: bool, unwritable: str | None = None):
     """The log of the game choose_game chose: the kept one appended to, or a new one (the kept
-    one archived)."""
+    one archived); with the state directory `unwritable`, one that writes nothing."""
     from device import gamelog
 
     path = state_dir / gamelog.LOG_NAME
+    if unwritable and kept:     # (its whole lines: a torn last one is not played)
+        return gamelog.UnkeptLog(path, path.read_bytes().count(b"\n"), unwritable)
+    if unwritable:
+        return gamelog.UnkeptLog.start(path, match.config, unwritable)
     if kept:
         log.info("resuming the game in %s (%d events)", path, len(match.events))
         return gamelog.GameLog(path)

@@ -19,7 +19,7 @@ from typing import Callable
 
 from device.buttons import ButtonPress
 from device.games import GAME_NAMES, Choice, flow_for
-from device.gamelog import GameLog
+from device.gamelog import GameLog, UnkeptLog
 from device.screens import ChoiceScreen, MenuScreen, MessageScreen, ScoresScreen
 from rules.cards import GAME_DECKS
 from rules.core import GameConfig, Notice, Refused
@@ -80,7 +80,7 @@ class Overlay:
 @dataclass
 class Table:
     match: Match
-    game_log: GameLog
+    game_log: GameLog | UnkeptLog
     names: tuple[str, ...]           # the 18 names the players menu takes from
     settings: Settings
     settings_path: Path
@@ -358,7 +358,7 @@ class Table:
         players = tuple(players)[: flow_for(game).max_players]
         config = GameConfig(game, players, options=dict(old.options) if game == old.game else {})
         try:
-            new_log = GameLog.start(self.game_log.path, config)
+            new_log = self.game_log.next_game(config)
         except OSError as error:             # (the game played so far stays, and its log)
             log.error("cannot start a new game's log: %s", error)
             self._message("Storage error", f"no new game: {error}", inverted=True)
@@ -373,6 +373,8 @@ class Table:
         self.overlays.clear()
         self._close_choice()
         log.info("new game: %s, %s", config.game, " ".join(config.players))
+        if not new_log.keeps:
+            self.show_problem("Not saving", f"this game is not kept: {new_log.why}")
         self._message("New game", " ".join(config.players))
 
     # ---- output -------------------------------------------------------------------------------

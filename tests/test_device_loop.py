@@ -226,10 +226,69 @@ def test_notify_never_blocks_the_loop(tmp_path, monkeypatch):
 def test_one_device_per_state_directory(tmp_path):
     args = _replay_args(tmp_path, 3, "")
     first = run.build(args, DeviceConfig(), detector=ScriptedDetector({}))
-    with pytest.raises(OSError, match="another tablemate run"):
+    with pytest.raises(run.StateDirInUse, match="another tablemate run"):   # not played on unkept
         run.build(args, DeviceConfig(), detector=ScriptedDetector({}))
     first.run()
     run.build(args, DeviceConfig(), detector=ScriptedDetector({})).run()   # free again
+
+
+def _a_kept_game_in_a_state_dir_that_cannot_be_written(tmp_path, monkeypatch, buttons=""):
+    """A kept game with a torn last line, in a state directory whose writes fail as a card
+    remounted read-only does (the tests may run as root, whom permissions do not stop)."""
+    import errno
+
+    args = _replay_args(tmp_path, 30, buttons)
+    state = Path(args.state)
+    state.mkdir()
+    (state / "game.txt").write_text("game flip7\nplayers ann ben cat\ncard 3\ncard 5\nca")
+    before = {p.name: p.read_bytes() for p in state.iterdir()}
+
+    def read_only(*_args, **_kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+    monkeypatch.setattr(run, "lock_state_dir", read_only)
+    return args, state, before, read_only
+
+
+def test_a_state_dir_that_cannot_be_written_plays_on_unkept_and_says_so(tmp_path, monkeypatch):
+    """The card gone read-only at boot: the kept game is resumed as its log has it, played on,
+    and nothing is written (not even the torn line cut); the display says why first."""
+    from PIL import Image
+
+    from device import gamelog
+
+    args, state, before, read_only = _a_kept_game_in_a_state_dir_that_cannot_be_written(
+        tmp_path, monkeypatch, "12 ok\n")             # (ben stops: played, not kept)
+    for writer in ("write_atomically", "_truncate", "_move_aside"):
+        monkeypatch.setattr(gamelog, writer, read_only)
+    appliance = run.build(args, DeviceConfig(), detector=ScriptedDetector({4: "7"}))
+    appliance.run()
+    table = appliance.table
+    assert not table.game_log.keeps and "Read-only file system" in table.game_log.why
+    assert table.match.state.rows == {"ann": ["7"], "ben": ["3"], "cat": ["5"]}
+    assert table.match.state.status == {"ann": "active", "ben": "stopped", "cat": "active"}
+    assert table.game_log.lines == 2 + 2 + 2 and table.refusals == []
+    assert {p.name: p.read_bytes() for p in state.iterdir()} == before     # nothing written
+    first = Image.open(sorted((tmp_path / "png").glob("*.png"))[0]).convert("L")
+    assert first.histogram()[255] > 0.5 * 128 * 64          # the inverted "Not saving" screen
+    shown = [o.screen for o in table.overlays]
+    assert not shown or all(getattr(s, "title", "") != "Game log repaired" for s in shown)
+
+
+def test_a_new_game_unkept_is_said_again(tmp_path, monkeypatch):
+    from device.screens import MessageScreen
+
+    args, state, before, _ = _a_kept_game_in_a_state_dir_that_cannot_be_written(tmp_path, monkeypatch)
+    args.players = ["ann", "ben"]                # another game than the kept one: a new one
+    appliance = run.build(args, DeviceConfig(), detector=ScriptedDetector({}))
+    table = appliance.table
+    assert table.match.events == [] and not table.game_log.keeps
+    titles = [o.screen.title for o in table.overlays if isinstance(o.screen, MessageScreen)]
+    assert titles[0] == "Not saving"
+    table.overlays.clear()
+    table._new_game(("ann", "ben", "cat"), 0.0)
+    assert [o.screen.title for o in table.overlays].count("Not saving") == 1 and not table.game_log.keeps
+    appliance.run()
+    assert {p.name: p.read_bytes() for p in state.iterdir()} == before
 
 
 def test_corrupt_config_is_shown_and_defaults_used(tmp_path, capsys):
