@@ -193,7 +193,8 @@ class CalibrationFlow:
         self.cleared = True          # the zone was clear since the last card was taken
         self._still = None           # vision.placement.StillPicture, made at the first frame
         self.finished = False
-        self.result = None           # the CalibratedClassifier once saved
+        self.result = None           # the CalibratedClassifier once learnt
+        self.saved = False           # ... and its profile saved (not: a card gone read-only)
         self.summary = ""
 
     # -- inputs ----------------------------------------------------------------------------------
@@ -257,7 +258,8 @@ class CalibrationFlow:
             return MessageScreen("LEARNING", (f"{len(self.crops)} cards, please wait", "back held: leave it"))
         if self.finished:
             surer = self.result is not None and min(self.result.profile.counts.values()) < PHOTOS_PER_CARD
-            title = "CALIBRATED" if self.result is not None else "LEARNING" if self.still_learning else "NOT SAVED"
+            title = ("CALIBRATED" if self.saved else "USED, NOT SAVED") if self.result is not None else \
+                "LEARNING" if self.still_learning else "NOT SAVED"
             return MessageScreen(title,
                                  (self.summary, "again: reads surer") if surer else (self.summary,))
         label = self.labels[self.index]
@@ -328,11 +330,18 @@ class CalibrationFlow:
             kept = [] if self.one_card else crops.get(label, [])
             crops[label] = (kept + self.crops[label])[-PHOTOS_PER_CARD:]
         profile = calibrate(self.base, self.deck, crops, update=previous, look=look)
-        profile.save(self.path)
+        try:
+            profile.save(self.path)
+            saved = True
+        except OSError as error:    # (a card gone read-only: the walk is used now, lost at a restart)
+            log.error("calibration not saved to %s: %s; used until the next start", self.path, error)
+            saved = False
         self.result = CalibratedClassifier(self.base, profile, self.deck, source=f"profile {self.path}")
         missing = profile.missing()
         photos = sorted(set(profile.counts.values()))
         each = f"{photos[0]} photo{'s' if photos[0] > 1 else ''} each" if len(photos) == 1 else \
             f"{photos[0]}-{photos[-1]} photos each"
+        self.saved = saved
         self.summary = f"{len(self.crops)} learnt, {each}" + (f", {len(missing)} not shown" if missing else "")
-        log.info("calibration saved to %s: %s (photos kept in %s)", self.path, self.summary, folder)
+        if saved:
+            log.info("calibration saved to %s: %s (photos kept in %s)", self.path, self.summary, folder)

@@ -727,6 +727,28 @@ def test_menu_walk_with_scripted_buttons(tmp_path, base):
     assert isinstance(classifier, CalibratedClassifier) and problem is None
 
 
+def test_a_walk_on_a_card_gone_read_only_is_used_now_and_says_not_saved(tmp_path, base, monkeypatch):
+    """The state directory cannot be written (the device plays on unkept): the walk's photos and
+    profile are not kept, but what the table just showed is learnt and used until a restart."""
+    import errno
+
+    def read_only(*_args, **_kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+    monkeypatch.setattr("vision.adapt.write_atomically", read_only)
+    monkeypatch.setattr("device.calibration.keep_photos", lambda folder, crops, replace=False: set(crops))
+    path = profile_path(tmp_path, DECK)
+    flow = CalibrationFlow(base, DECK, path)
+    _lay(flow, _frame_with("0", 1))
+    flow.on_button(ButtonPress("ok"))
+    for _ in LABELS[1:]:
+        flow.on_button(ButtonPress("next"))
+    assert flow.finished and isinstance(flow.result, CalibratedClassifier) and not path.exists()
+    assert flow.result.profile.counts == {"0": 1} and not flow.saved
+    assert flow.screen().title == "USED, NOT SAVED"
+    from device.screens import Shown, render
+    render(Shown(flow.screen()))        # (fits the 128 x 64 screen: looked at once)
+
+
 def test_menu_walk_takes_a_card_only_once_the_picture_is_still(tmp_path, base):
     """A card moving in the zone (the hand still letting go of it) is not taken: its photo would
     be the label's only sample. The walk says "hold still" and takes it once the picture is."""
