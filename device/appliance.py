@@ -214,7 +214,11 @@ class Appliance:
             walk, self.left_learning = self.left_learning, None
             if walk.result is not None and self.use_when_learnt:
                 self.detector.classifier = walk.result
-                log.info("the calibration left learning is saved and in use")
+                if walk.saved:
+                    log.info("the calibration left learning is saved and in use")
+                else:   # (its summary, "USED, NOT SAVED", was not seen: the walk was left)
+                    log.warning("the calibration left learning is in use but not saved")
+                    self.table.show(walk.screen(), MESSAGE_SECONDS)
 
     def _banner(self) -> str:
         problem = self.source.status() or self.display.problem

@@ -161,9 +161,12 @@ def load_stored(base, deck: str, state_dir: str | Path, rebuild: bool = True):
         crops = kept_photos(folder, deck)
         if crops:
             profile = calibrate(base, deck, crops)
-            profile.save(path)
             log.warning("%s; made again from the %d photos kept in %s", problem, sum(map(len, crops.values())),
                         folder)
+            try:
+                profile.save(path)
+            except OSError as error:    # (a card gone read-only: made again at each start meanwhile)
+                log.error("the calibration made again is used but not saved to %s: %s", path, error)
             return CalibratedClassifier(base, profile, deck, source=f"profile {path}"), None
     except Exception as error:  # noqa: BLE001 - whatever fails here, the device starts with the model alone
         log.exception("the calibration could not be made again from the photos in %s", folder)
@@ -257,7 +260,8 @@ class CalibrationFlow:
         if self.learning and not self.finished:
             return MessageScreen("LEARNING", (f"{len(self.crops)} cards, please wait", "back held: leave it"))
         if self.finished:
-            surer = self.result is not None and min(self.result.profile.counts.values()) < PHOTOS_PER_CARD
+            # (Another walk adds to the photos kept: none were, if the profile could not be saved.)
+            surer = self.saved and min(self.result.profile.counts.values()) < PHOTOS_PER_CARD
             title = ("CALIBRATED" if self.saved else "USED, NOT SAVED") if self.result is not None else \
                 "LEARNING" if self.still_learning else "NOT SAVED"
             return MessageScreen(title,
@@ -336,12 +340,12 @@ class CalibrationFlow:
         except OSError as error:    # (a card gone read-only: the walk is used now, lost at a restart)
             log.error("calibration not saved to %s: %s; used until the next start", self.path, error)
             saved = False
+        self.saved = saved          # (before `result`: the frame loop reads both from its thread)
         self.result = CalibratedClassifier(self.base, profile, self.deck, source=f"profile {self.path}")
         missing = profile.missing()
         photos = sorted(set(profile.counts.values()))
         each = f"{photos[0]} photo{'s' if photos[0] > 1 else ''} each" if len(photos) == 1 else \
             f"{photos[0]}-{photos[-1]} photos each"
-        self.saved = saved
         self.summary = f"{len(self.crops)} learnt, {each}" + (f", {len(missing)} not shown" if missing else "")
         if saved:
             log.info("calibration saved to %s: %s (photos kept in %s)", self.path, self.summary, folder)

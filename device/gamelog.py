@@ -31,8 +31,9 @@ ARCHIVE_DIR = "games"
 
 @dataclass
 class Loaded:
-    match: Match | None                     # None: no usable log (none yet, or unusable)
+    match: Match | None                     # None: no usable log (none yet, unusable, or unreadable)
     problems: list[str] = field(default_factory=list)
+    unreadable: str | None = None           # why the file there cannot be read (not to be touched)
 
 
 def _stamp() -> str:
@@ -47,7 +48,7 @@ def load(path: Path, repair: bool = True) -> Loaded:
     except FileNotFoundError:
         return Loaded(None)
     except OSError as error:
-        return Loaded(None, problems=[f"game log {path} unreadable: {error}"])
+        return Loaded(None, unreadable=f"{path}: {error.strerror or error}")
     problems = []
     torn = bool(data) and not data.endswith(b"\n")
     if torn:

@@ -82,7 +82,18 @@ def main(args: argparse.Namespace) -> int:
 
 
 def build(args: argparse.Namespace, config, detector=None):
-    """Everything `run` needs, wired; `detector` replaces the vision pipeline (tests)."""
+    """Everything `run` needs, wired; `detector` replaces the vision pipeline (tests). A run
+    refused on the way lets go of the state directory it locked."""
+    held: list = []
+    try:
+        return _build(args, config, detector, held)
+    except BaseException:
+        for resource in held:
+            resource.close()
+        raise
+
+
+def _build(args: argparse.Namespace, config, detector, held: list):
     from device.appliance import Appliance
     from device.buttons import parse_buttons
     from device.camera import CameraError, FrameSource, ReplayCamera, parse_camera
@@ -103,22 +114,26 @@ def build(args: argparse.Namespace, config, detector=None):
     open_display = parse_display(args.display, config.display)
     buttons = parse_buttons(args.buttons, config.buttons)
     state_dir = Path(args.state or os.environ.get("STATE_DIRECTORY", "").split(":")[0] or config.state_dir)
-    # A state directory that cannot be written does not stop the table's game: it is played on,
-    # unkept, and the display says so (a blank screen restarting every few seconds tells no one).
-    unwritable = None
-    held = []
     try:
-        state_dir.mkdir(parents=True, exist_ok=True)
+        if not state_dir.is_dir():
+            state_dir.mkdir(parents=True)
         held.append(lock_state_dir(state_dir))
     except StateDirInUse:
         raise
     except OSError as error:
-        unwritable = state_dir_problem(state_dir, error)
-        log.error("%s: the game is played but not kept", unwritable)
+        raise OSError(f"cannot use the state directory {state_dir}: {error.strerror or error} (use --state DIR)") \
+            from None
+    # A state directory it can read but not write (the card remounted read-only after errors, a
+    # log it cannot read) does not stop the table's game: it is played on, unkept, and the display
+    # says so. A blank screen restarting every few seconds would tell no one.
+    unwritable = unwritable_state_dir(state_dir)
     settings_path = state_dir / "settings.json"
     settings = Settings.load(settings_path, config.display.brightness, config.game.players)
-    match, kept, problems = choose_game(state_dir, args.game, args.players, config, settings,
-                                        repair=unwritable is None)
+    match, kept, problems, unreadable = choose_game(state_dir, args.game, args.players, config, settings,
+                                                    repair=unwritable is None)
+    unwritable = unwritable or unreadable
+    if unwritable:
+        log.error("%s: the game is played but not kept", unwritable)
     # The vision is made before the game log is touched: a run refused for its model or profile
     # must leave the kept game where it was, not archived for an empty one.
     calibration_problem = start_calibration = None
@@ -186,16 +201,43 @@ class StateDirInUse(OSError):
 
 def lock_state_dir(state_dir: Path):
     """One device per state directory: a second `tablemate run` (say, by hand while the service
-    runs) would interleave lines in the game log. The lock ends with the process."""
+    runs) would interleave lines in the game log. The directory itself is locked, so the lock
+    holds on a card gone read-only too and needs no file of its own; it ends with the process."""
     import fcntl
 
-    lock = open(state_dir / "lock", "w")
+    fd = os.open(state_dir, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        lock.close()
+        os.close(fd)
         raise StateDirInUse(f"another tablemate run is using {state_dir} (sudo systemctl stop tablemate?)") from None
-    return lock
+    return _HeldDirectory(fd)
+
+
+class _HeldDirectory:
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def unwritable_state_dir(state_dir: Path) -> str | None:
+    """Why the game cannot be kept in `state_dir` (a file cannot be made there, or the game log
+    cannot be appended to), or None."""
+    from device import gamelog
+
+    probe = state_dir / ".write-test"
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+        probe.unlink()
+        if (state_dir / gamelog.LOG_NAME).exists():
+            os.close(os.open(state_dir / gamelog.LOG_NAME, os.O_WRONLY | os.O_APPEND))
+    except OSError as error:
+        return state_dir_problem(state_dir, error)
+    return None
 
 
 def state_dir_problem(state_dir: Path, error: OSError) -> str:
@@ -212,12 +254,14 @@ def choose_game(state_dir: Path, game: str | None, players: list[str] | None, co
                 repair: bool = True):
     """The kept game if there is one and it is the one asked for, else a new game (nothing
     written yet: game_log_for). Returns (match, whether it is the kept one, problems found in
-    the kept log, repaired unless `repair` is False)."""
+    the kept log (repaired unless `repair` is False), why the log cannot be read or None)."""
     from device import gamelog
     from rules.core import GameConfig
     from rules.match import Match
 
     loaded = gamelog.load(state_dir / gamelog.LOG_NAME, repair=repair)
+    unreadable = f"the game log cannot be read, so it is left as it is: {loaded.unreadable}" \
+        if loaded.unreadable else None
     for problem in loaded.problems:
         log.error("%s", problem)
     kept = loaded.match
@@ -225,19 +269,23 @@ def choose_game(state_dir: Path, game: str | None, players: list[str] | None, co
     wanted_players = tuple(players) if players else (
         kept.config.players if kept else tuple(config.game.names[: settings.players]))
     if kept and kept.config.game == wanted_game and kept.config.players == wanted_players:
-        return kept, True, loaded.problems
+        return kept, True, loaded.problems, unreadable
     # (Match raises ValueError for a game the rules core does not support.)
-    return Match(GameConfig(wanted_game, wanted_players)), False, loaded.problems
+    return Match(GameConfig(wanted_game, wanted_players)), False, loaded.problems, unreadable
 
 
 def game_log_for(state_dir: Path, match, kept: bool, unwritable: str | None = None):
     """The log of the game choose_game chose: the kept one appended to, or a new one (the kept
     one archived); with the state directory `unwritable`, one that writes nothing."""
     from device import gamelog
+    from rules.script import format_header
 
     path = state_dir / gamelog.LOG_NAME
     if unwritable and kept:     # (its whole lines: a torn last one is not played)
-        return gamelog.UnkeptLog(path, path.read_bytes().count(b"\n"), unwritable)
+        try:
+            return gamelog.UnkeptLog(path, path.read_bytes().count(b"\n"), unwritable)
+        except OSError:         # (line numbers of later refusals are then counted from the events)
+            return gamelog.UnkeptLog(path, len(format_header(match.config)) + len(match.events), unwritable)
     if unwritable:
         return gamelog.UnkeptLog.start(path, match.config, unwritable)
     if kept:

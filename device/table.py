@@ -488,7 +488,10 @@ class Table:
 
     def _save_settings(self, what: str) -> None:
         """Keep the menu's settings; if they cannot be (a full or failing card), they hold until
-        the service restarts, and the table is told."""
+        the service restarts, and the table is told (once already: playing unkept)."""
+        if not self.game_log.keeps:
+            log.info("settings not kept (the state directory cannot be written): %s", what)
+            return
         try:
             self.settings.save(self.settings_path)
         except OSError as error:

@@ -774,7 +774,8 @@ def test_menu_walk_takes_a_card_only_once_the_picture_is_still(tmp_path, base):
     assert flow.screen().lines[1] == "take it away" and flow.current is None   # not the next label's
 
 
-def test_walking_the_deck_again_adds_photos_and_one_card_again_starts_it_afresh(tmp_path, base, capsys):
+def test_walking_the_deck_again_adds_photos_and_one_card_again_starts_it_afresh(tmp_path, base, capsys,
+                                                                              monkeypatch):
     """The walk keeps its photos beside the profile, in the folder `tablemate calibrate --from`
     reads: each walk adds one of each card shown (the newest PHOTOS_PER_CARD kept) and the profile
     is made from them all; one card learnt again keeps only its new photo."""
@@ -821,6 +822,12 @@ def test_walking_the_deck_again_adds_photos_and_one_card_again_starts_it_afresh(
     classifier, problem = load_stored(base, DECK, tmp_path)
     assert isinstance(classifier, CalibratedClassifier) and problem is None
     assert Profile.load(path).counts == {"0": 2}
+    # Made again but not savable (a card gone read-only): used all the same.
+    path.write_bytes(b"junk")
+    with monkeypatch.context() as read_only:
+        read_only.setattr("vision.adapt.write_atomically", lambda *a, **k: (_ for _ in ()).throw(OSError(30, "RO")))
+        classifier, problem = load_stored(base, DECK, tmp_path)
+    assert isinstance(classifier, CalibratedClassifier) and problem is None and path.read_bytes() == b"junk"
     shutil.rmtree(folder)
     path.write_bytes(b"junk")
     classifier, problem = load_stored(base, DECK, tmp_path)   # and without photos: reported, model alone

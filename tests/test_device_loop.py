@@ -2,6 +2,7 @@
 camera that fails or freezes and a display that raises OSError do not stop it; it recovers."""
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -245,7 +246,13 @@ def _a_kept_game_in_a_state_dir_that_cannot_be_written(tmp_path, monkeypatch, bu
 
     def read_only(*_args, **_kwargs):
         raise OSError(errno.EROFS, "Read-only file system")
-    monkeypatch.setattr(run, "lock_state_dir", read_only)
+    real_open = os.open
+
+    def open_read_only(path, flags, *rest, **kwargs):
+        if Path(path).parent == state and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            read_only()
+        return real_open(path, flags, *rest, **kwargs)
+    monkeypatch.setattr(os, "open", open_read_only)     # (run's probe; the directory's lock still works)
     return args, state, before, read_only
 
 
@@ -272,6 +279,35 @@ def test_a_state_dir_that_cannot_be_written_plays_on_unkept_and_says_so(tmp_path
     assert first.histogram()[255] > 0.5 * 128 * 64          # the inverted "Not saving" screen
     shown = [o.screen for o in table.overlays]
     assert not shown or all(getattr(s, "title", "") != "Game log repaired" for s in shown)
+
+
+def test_a_game_log_that_cannot_be_read_is_left_alone_and_the_game_played_unkept(tmp_path, monkeypatch):
+    """A log the run cannot read (its owner, a failing card) is neither archived nor replaced by
+    a new game's: the table plays a new game unkept, and the menu's settings are not written."""
+    import errno
+
+    menu_brightness_up = "".join(f"{i} {b}\n" for i, b in enumerate(
+        ["back hold", "next", "next", "next", "next", "next", "ok", "next", "ok"], start=5))
+    args = _replay_args(tmp_path, 20, menu_brightness_up)
+    state = Path(args.state)
+    state.mkdir()
+    (state / "game.txt").write_text("game flip7\nplayers ann ben cat\ncard 3\n")
+    before = {p.name: p.read_bytes() for p in state.iterdir()}
+    real_read_bytes = Path.read_bytes
+
+    def read_bytes(path):
+        if path.name == "game.txt":
+            raise OSError(errno.EACCES, "Permission denied")
+        return real_read_bytes(path)
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    appliance = run.build(args, DeviceConfig(), detector=ScriptedDetector({}))
+    table = appliance.table
+    assert not table.game_log.keeps and "game log cannot be read" in table.game_log.why
+    assert "Permission denied" in table.game_log.why and table.match.events == []
+    appliance.run()
+    monkeypatch.undo()
+    assert table.settings.brightness == 4                 # changed for this run ...
+    assert {p.name: p.read_bytes() for p in state.iterdir()} == before     # ... and nothing written
 
 
 def test_a_new_game_unkept_is_said_again(tmp_path, monkeypatch):
@@ -485,3 +521,30 @@ def test_a_walk_left_learning_is_saved_at_a_stop_and_used_once_learnt(tmp_path):
         assert walk.saved, seconds                              # the stop waited for it
         if frames == 60:                                        # learnt while the game went on
             assert detector.classifier == "calibrated"
+
+
+class UnsavedWalk(LearningWalk):
+    def _learn(self):
+        time.sleep(self.seconds)
+        self.result = "calibrated"             # learnt, the profile not saved (a card gone read-only)
+
+    def screen(self):
+        from device.screens import MessageScreen
+
+        return MessageScreen("LEARNING" if self.still_learning else "USED, NOT SAVED", ())
+
+
+def test_a_walk_left_learning_and_not_saved_says_so_once_learnt(tmp_path):
+    """Its own summary was never seen (the walk was left): the table is shown it then."""
+    walk = UnsavedWalk(0.05)
+    detector = ScriptedDetector({})
+    args = _replay_args(tmp_path, 60, CALIBRATE_CARD + "11 ok\n12 back hold\n")
+    args.camera += "@30"
+    appliance = run.build(args, DeviceConfig(), detector=detector)
+    appliance.start_calibration = lambda pick: walk
+    shown = []
+    show = appliance.table.show
+    appliance.table.show = lambda screen, *rest: (shown.append(screen), show(screen, *rest))
+    appliance.run()
+    assert detector.classifier == "calibrated"
+    assert [getattr(s, "title", None) for s in shown][-1] == "USED, NOT SAVED"

@@ -75,11 +75,17 @@ def main(args: argparse.Namespace) -> int:
 def read_image(path: str):
     """(BGR image, None) or (None, why it cannot be read). The file is read once and decoded
     from memory (imdecode, like imread, turns a photo by its EXIF orientation)."""
+    import os
+
     import cv2
     import numpy as np
 
     try:
         with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size == 0:
+                return None, "unreadable image: the file is empty"
+            if not cv2.haveImageReader(path):   # (its first bytes: a video is not read whole)
+                return None, "unreadable image: not an image file OpenCV can decode"
             data = f.read()
     except FileNotFoundError:
         return None, "unreadable image: no such file"
@@ -87,8 +93,6 @@ def read_image(path: str):
         return None, "unreadable image: it is a folder"
     except OSError as error:
         return None, f"unreadable image: {error.strerror or error}"
-    if not data:
-        return None, "unreadable image: the file is empty"
     if _jpeg_cut_short(data):
         # (imread decodes what there is and greys the rest, with a warning only libjpeg prints;
         # imdecode may do that or give nothing: either way the file is what is wrong.)

@@ -7,11 +7,14 @@ rename itself after it (a Pi unplugged right after a write must not come back to
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
+log = logging.getLogger(__name__)
 
-def write_atomically(path: str | Path, data: bytes | str, before_replace=None) -> None:
+
+def write_atomically(path: str | Path, data: bytes | str | memoryview, before_replace=None) -> None:
     """Replace `path` by `data` (text is written as UTF-8). Any failure (a full disk, `path` a
     folder) raises OSError with `path` as it was and no temporary file left. `before_replace`
     runs once the new data are safely on disk, just before the rename."""
@@ -30,7 +33,10 @@ def write_atomically(path: str | Path, data: bytes | str, before_replace=None) -
     except OSError:
         tmp.unlink(missing_ok=True)
         raise
-    sync_folder(path.parent)
+    try:
+        sync_folder(path.parent)
+    except OSError as error:    # the new file is in place: said, not raised as a write that failed
+        log.error("%s replaced, but the folder could not be synced: %s", path, error)
 
 
 def sync_folder(folder: str | Path) -> None:

@@ -92,7 +92,7 @@ def save_checkpoint(path: Path, args, epoch: int, model, opt, sched, rng, minute
                 "model": model.state_dict(), "optimiser": opt.state_dict(), "schedule": sched.state_dict(),
                 "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
                 "threads": args.threads}, buffer)
-    write_atomically(path, buffer.getvalue())
+    write_atomically(path, buffer.getbuffer())      # (a view: not a second copy in memory)
 
 
 def read_checkpoint(path: Path, args) -> dict:
