@@ -34,6 +34,8 @@ class Loaded:
     match: Match | None                     # None: no usable log (none yet, unusable, or unreadable)
     problems: list[str] = field(default_factory=list)
     unreadable: str | None = None           # why the file there cannot be read (not to be touched)
+    script: list[str] = field(default_factory=list)   # the game's valid lines, header first
+    clean: bool = True                      # the file is those lines (a torn last line apart)
 
 
 def _stamp() -> str:
@@ -85,7 +87,8 @@ def load(path: Path, repair: bool = True) -> Loaded:
                         f"{aside.name}, the rest kept")
     elif torn and repair:
         _truncate(path, len(data))  # nothing else changes, so no copy is needed
-    return Loaded(match, problems)
+    clean = repair or not (bad or "\ufffd" in text)
+    return Loaded(match, problems, script=format_header(script.config) + lines, clean=clean)
 
 
 def _truncate(path: Path, size: int) -> None:
@@ -93,6 +96,14 @@ def _truncate(path: Path, size: int) -> None:
         f.truncate(size)
         f.flush()
         os.fsync(f.fileno())
+
+
+def _archive(path: Path) -> None:
+    """The game in `path`, if any, into the archive folder beside it."""
+    if path.exists() and path.stat().st_size:
+        archive = path.parent / ARCHIVE_DIR
+        archive.mkdir(exist_ok=True)
+        os.replace(path, archive / f"{_stamp()}-{os.getpid()}.txt")
 
 
 def _move_aside(path: Path) -> Path:
@@ -124,14 +135,7 @@ class GameLog:
         """A new game's log; the old one is archived only once the new one is on disk (a
         failure, OSError, leaves the old game where it was)."""
         path.parent.mkdir(parents=True, exist_ok=True)
-
-        def archive_old():
-            if path.exists() and path.stat().st_size:
-                archive = path.parent / ARCHIVE_DIR
-                archive.mkdir(exist_ok=True)
-                os.replace(path, archive / f"{_stamp()}-{os.getpid()}.txt")
-
-        write_atomically(path, "\n".join(format_header(config)) + "\n", before_replace=archive_old)
+        write_atomically(path, "\n".join(format_header(config)) + "\n", before_replace=lambda: _archive(path))
         return cls(path)
 
     def next_game(self, config: GameConfig) -> "GameLog":
@@ -168,30 +172,59 @@ class GameLog:
 
 
 class UnkeptLog:
-    """The log of a game that cannot be kept: the state directory cannot be written (a card
-    remounted read-only after errors, a folder without permission). The table plays on, told
-    so; nothing is written, and the file there, if any, is left as it was."""
+    """The log of a game that cannot be kept for now: the state directory cannot be written (a
+    card remounted read-only after errors, a log owned by another user) or its log cannot be read.
+    The table plays on, told so; the game's lines are held in memory and nothing is written,
+    the file there, if any, left as it was, until `recovered` finds the directory writable again
+    and writes the whole game out."""
 
     keeps = False
 
-    def __init__(self, path: Path, lines: int, why: str):
+    def __init__(self, path: Path, script: list[str], why: str, continues: str = "no"):
         self.path = path
-        self.lines = lines          # as the file would have them (line numbers of refusals)
+        self.script = list(script)      # the game's lines so far, header first
         self.why = why
+        # What the file at `path` is to this game: "yes" its start, as written (replaced by the
+        # whole game once it can be), "repaired" its start once repaired (the file is moved
+        # aside, as load's repair does), "no" another game (archived, as a new game's log does),
+        # "unread" a file that could not be read (archived too, once it can be read: its game is
+        # not moved out of sight while a failing card may still give it back at a restart).
+        self.continues = continues
 
     @classmethod
-    def start(cls, path: Path, config: GameConfig, why: str) -> "UnkeptLog":
-        return cls(path, len(format_header(config)), why)
+    def start(cls, path: Path, config: GameConfig, why: str, continues: str = "no") -> "UnkeptLog":
+        return cls(path, format_header(config), why, continues)
+
+    @property
+    def lines(self) -> int:             # as the file would have them (line numbers of refusals)
+        return len(self.script)
 
     def next_game(self, config: GameConfig) -> "UnkeptLog":
-        return UnkeptLog.start(self.path, config, self.why)
+        return UnkeptLog.start(self.path, config, self.why, "unread" if self.continues == "unread" else "no")
 
     def append_event(self, event) -> None:
-        self.lines += 1
+        self.script.append(format_event(event))
 
     def append_undo(self) -> None:
-        self.lines += 1
+        self.script.append(UNDO)
+
+    def recovered(self) -> "GameLog | None":
+        """The game written out whole and kept from now on, if the directory can be written
+        again; else None, nothing changed."""
+        try:
+            probe = self.path.with_name(".write-test")
+            os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+            probe.unlink()
+            if self.continues == "unread" and self.path.exists():
+                self.path.read_bytes()
+            if self.continues == "repaired" and self.path.exists():
+                _move_aside(self.path)
+            before = (lambda: None) if self.continues == "yes" else (lambda: _archive(self.path))
+            write_atomically(self.path, "\n".join(self.script) + "\n", before_replace=before)
+            self.continues = "yes"      # (the file is this game now, should the open below fail)
+            return GameLog(self.path)
+        except OSError:
+            return None
 
     def close(self) -> None:
         pass
-

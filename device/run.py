@@ -129,9 +129,11 @@ def _build(args: argparse.Namespace, config, detector, held: list):
     unwritable = unwritable_state_dir(state_dir)
     settings_path = state_dir / "settings.json"
     settings = Settings.load(settings_path, config.display.brightness, config.game.players)
-    match, kept, problems, unreadable = choose_game(state_dir, args.game, args.players, config, settings,
-                                                    repair=unwritable is None)
-    unwritable = unwritable or unreadable
+    match, kept, loaded = choose_game(state_dir, args.game, args.players, config, settings,
+                                      repair=unwritable is None)
+    problems = loaded.problems
+    if loaded.unreadable:
+        unwritable = unwritable or f"the game log cannot be read, so it is left as it is: {loaded.unreadable}"
     if unwritable:
         log.error("%s: the game is played but not kept", unwritable)
     # The vision is made before the game log is touched: a run refused for its model or profile
@@ -142,7 +144,7 @@ def _build(args: argparse.Namespace, config, detector, held: list):
         detector, calibration_problem = make_detector(match.config.game, config, getattr(args, "profile", None),
                                                       state_dir)
         start_calibration = calibration_starter(detector, match.config.game, state_dir)
-    game_log = game_log_for(state_dir, match, kept, unwritable)
+    game_log = game_log_for(state_dir, match, loaded, kept, unwritable)
     table = Table(match, game_log, config.game.names, settings, settings_path,
                   flash_seconds=config.display.flash_seconds)
     if own_vision:
@@ -253,15 +255,13 @@ def state_dir_problem(state_dir: Path, error: OSError) -> str:
 def choose_game(state_dir: Path, game: str | None, players: list[str] | None, config, settings,
                 repair: bool = True):
     """The kept game if there is one and it is the one asked for, else a new game (nothing
-    written yet: game_log_for). Returns (match, whether it is the kept one, problems found in
-    the kept log (repaired unless `repair` is False), why the log cannot be read or None)."""
+    written yet: game_log_for). Returns (match, whether it is the kept one, the log as
+    gamelog.load read it: repaired unless `repair` is False)."""
     from device import gamelog
     from rules.core import GameConfig
     from rules.match import Match
 
     loaded = gamelog.load(state_dir / gamelog.LOG_NAME, repair=repair)
-    unreadable = f"the game log cannot be read, so it is left as it is: {loaded.unreadable}" \
-        if loaded.unreadable else None
     for problem in loaded.problems:
         log.error("%s", problem)
     kept = loaded.match
@@ -269,25 +269,22 @@ def choose_game(state_dir: Path, game: str | None, players: list[str] | None, co
     wanted_players = tuple(players) if players else (
         kept.config.players if kept else tuple(config.game.names[: settings.players]))
     if kept and kept.config.game == wanted_game and kept.config.players == wanted_players:
-        return kept, True, loaded.problems, unreadable
+        return kept, True, loaded
     # (Match raises ValueError for a game the rules core does not support.)
-    return Match(GameConfig(wanted_game, wanted_players)), False, loaded.problems, unreadable
+    return Match(GameConfig(wanted_game, wanted_players)), False, loaded
 
 
-def game_log_for(state_dir: Path, match, kept: bool, unwritable: str | None = None):
-    """The log of the game choose_game chose: the kept one appended to, or a new one (the kept
-    one archived); with the state directory `unwritable`, one that writes nothing."""
+def game_log_for(state_dir: Path, match, loaded, kept: bool, unwritable: str | None = None):
+    """The log of the game choose_game chose (`loaded`: the log as gamelog.load read it): the
+    kept one appended to, or a new one (the kept one archived); with the state directory
+    `unwritable`, one that holds the game in memory until the directory can be written again."""
     from device import gamelog
-    from rules.script import format_header
 
     path = state_dir / gamelog.LOG_NAME
-    if unwritable and kept:     # (its whole lines: a torn last one is not played)
-        try:
-            return gamelog.UnkeptLog(path, path.read_bytes().count(b"\n"), unwritable)
-        except OSError:         # (line numbers of later refusals are then counted from the events)
-            return gamelog.UnkeptLog(path, len(format_header(match.config)) + len(match.events), unwritable)
+    if unwritable and kept:
+        return gamelog.UnkeptLog(path, loaded.script, unwritable, continues="yes" if loaded.clean else "repaired")
     if unwritable:
-        return gamelog.UnkeptLog.start(path, match.config, unwritable)
+        return gamelog.UnkeptLog.start(path, match.config, unwritable, "unread" if loaded.unreadable else "no")
     if kept:
         log.info("resuming the game in %s (%d events)", path, len(match.events))
         return gamelog.GameLog(path)

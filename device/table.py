@@ -237,6 +237,7 @@ class Table:
             self._close_choice()
             self.scores_since = None
             self._message("Undone", format_event(undone))
+            self._keep_again()
 
     def _button_menu(self, press: ButtonPress, t: float) -> None:
         self.mode_since = t
@@ -339,6 +340,7 @@ class Table:
             self._message("Storage error", f"{format_event(event)} not kept: {error}", inverted=True)
             return False
         log.info("%s", format_event(event))
+        self._keep_again()
         self._close_choice()
         self._shorten_shown_overlays(t)
         for notice in notices:
@@ -373,9 +375,27 @@ class Table:
         self.overlays.clear()
         self._close_choice()
         log.info("new game: %s, %s", config.game, " ".join(config.players))
-        if not new_log.keeps:
-            self.show_problem("Not saving", f"this game is not kept: {new_log.why}")
+        self._keep_again(quiet=True)
+        if not self.game_log.keeps:
+            self.show_problem("Not saving", f"this game is not kept: {self.game_log.why}")
         self._message("New game", " ".join(config.players))
+
+    def _keep_again(self, quiet: bool = False) -> None:
+        """Playing unkept: once the state directory can be written again (the fault gone), the
+        game so far is written out whole and kept from then on, the settings too."""
+        if self.game_log.keeps:
+            return
+        kept = self.game_log.recovered()
+        if kept is None:
+            return
+        self.game_log = kept
+        log.warning("the state directory can be written again: the game is kept in %s", kept.path)
+        try:
+            self.settings.save(self.settings_path)
+        except OSError as error:
+            log.error("cannot keep the settings in %s: %s", self.settings_path, error)
+        if not quiet:
+            self._message("Saving again", "the game is kept from now on")
 
     # ---- output -------------------------------------------------------------------------------
     def screen(self, t: float):

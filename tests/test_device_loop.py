@@ -310,6 +310,61 @@ def test_a_game_log_that_cannot_be_read_is_left_alone_and_the_game_played_unkept
     assert {p.name: p.read_bytes() for p in state.iterdir()} == before     # ... and nothing written
 
 
+def test_played_unkept_the_game_is_written_out_whole_once_the_directory_can_be_written(tmp_path, monkeypatch):
+    """The fault gone (spec/device.md: the service recovers by itself), the next card writes the
+    game so far as the log, the table is told, and the game is kept from then on: a restart
+    resumes all of it."""
+    from device.screens import MessageScreen
+
+    args, state, before, _ = _a_kept_game_in_a_state_dir_that_cannot_be_written(tmp_path, monkeypatch)
+    table = run.build(args, DeviceConfig(), detector=ScriptedDetector({})).table
+    table.on_card("7", 1.0)                            # ann: played, not kept
+    assert not table.game_log.keeps and {p.name: p.read_bytes() for p in state.iterdir()} == before
+    monkeypatch.undo()                                  # the card is writable again
+    table.on_card("9", 2.0)                             # ben
+    assert table.game_log.keeps
+    assert "Saving again" in [o.screen.title for o in table.overlays if isinstance(o.screen, MessageScreen)]
+    table.on_card("2", 3.0)                             # cat: appended as ever
+    table.game_log.close()
+    text = (state / "game.txt").read_text()
+    assert text == "game flip7\nplayers ann ben cat\ncard 3\ncard 5\ncard 7\ncard 9\ncard 2\n"
+    from device import gamelog
+    assert gamelog.load(state / "game.txt").match.state.rows == {"ann": ["7"], "ben": ["3", "9"], "cat": ["5", "2"]}
+
+
+def test_an_unkept_log_written_out_replaces_archives_or_moves_aside_what_was_there(tmp_path, monkeypatch):
+    from device import gamelog
+    from rules.core import GameConfig
+
+    config = GameConfig("flip7", ("ann", "ben"))
+    header = ["game flip7", "players ann ben"]
+    cases = {"yes": "game flip7\nplayers ann ben\ncard 3\nca",          # its start, torn
+             "repaired": "game flip7\nplayers ann ben\ncard 3\ncard 99\n",  # its start, a bad line
+             "no": "game uno-flip\nplayers cy di\n",                      # another game
+             "unread": "game flip7\nplayers ann ben\n"}
+    for continues, old in cases.items():
+        folder = tmp_path / continues
+        folder.mkdir()
+        path = folder / "game.txt"
+        path.write_text(old)
+        unkept = gamelog.UnkeptLog(path, header + ["card 3", "card 4"], "the card was read-only", continues)
+        if continues == "unread":                       # not yet readable: nothing changes
+            real = Path.read_bytes
+            monkeypatch.setattr(Path, "read_bytes", lambda p: (_ for _ in ()).throw(OSError(5, "I/O error"))
+                                if p.name == "game.txt" else real(p))
+            assert unkept.recovered() is None and sorted(os.listdir(folder)) == ["game.txt"]
+            monkeypatch.undo()
+        kept = unkept.recovered()
+        assert kept is not None and kept.lines == 4
+        kept.append_event(gamelog.parse_script("game flip7\nplayers ann ben\ncard 5\n").events[0][2])
+        kept.close()
+        assert path.read_text() == "game flip7\nplayers ann ben\ncard 3\ncard 4\ncard 5\n"
+        elsewhere = {p.name: p.read_text() for p in folder.glob("game.txt.corrupt-*")}
+        elsewhere.update({p.name: p.read_text() for p in (folder / "games").glob("*.txt")})
+        assert list(elsewhere.values()) == ([] if continues == "yes" else [old]), continues
+    assert gamelog.UnkeptLog.start(tmp_path / "x" / "game.txt", config, "gone").recovered() is None  # no folder
+
+
 def test_a_new_game_unkept_is_said_again(tmp_path, monkeypatch):
     from device.screens import MessageScreen
 
