@@ -21,7 +21,7 @@ from pathlib import Path
 from rules.core import GameConfig, Refused
 from rules.match import Match
 from rules.script import UNDO, format_event, format_header, parse_script
-from vision.files import sync_folder, write_atomically
+from vision.files import check_writable, sync_folder, write_atomically
 
 log = logging.getLogger(__name__)
 
@@ -212,9 +212,7 @@ class UnkeptLog:
         """The game written out whole and kept from now on, if the directory can be written
         again; else None, nothing changed."""
         try:
-            probe = self.path.with_name(".write-test")
-            os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
-            probe.unlink()
+            check_writable(self.path.parent)
             if self.continues == "unread" and self.path.exists():
                 self.path.read_bytes()
             if self.continues == "repaired" and self.path.exists():

@@ -230,11 +230,10 @@ def unwritable_state_dir(state_dir: Path) -> str | None:
     """Why the game cannot be kept in `state_dir` (a file cannot be made there, or the game log
     cannot be appended to), or None."""
     from device import gamelog
+    from vision.files import check_writable
 
-    probe = state_dir / ".write-test"
     try:
-        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
-        probe.unlink()
+        check_writable(state_dir)
         if (state_dir / gamelog.LOG_NAME).exists():
             os.close(os.open(state_dir / gamelog.LOG_NAME, os.O_WRONLY | os.O_APPEND))
     except OSError as error:

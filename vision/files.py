@@ -48,3 +48,12 @@ def sync_folder(folder: str | Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def check_writable(folder: str | Path) -> None:
+    """Raise OSError unless a file can be made in `folder` now (a card remounted read-only, a
+    folder of another owner), leaving nothing behind."""
+    probe = Path(folder) / ".write-test"
+    os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+    probe.unlink()
+
