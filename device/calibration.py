@@ -53,6 +53,7 @@ from pathlib import Path
 from device.buttons import ButtonPress
 from device.screens import ChoiceScreen, MessageScreen
 from vision.adapt import SUREST_PHOTOS as PHOTOS_PER_CARD   # the newest kept of each card
+from vision.files import write_atomically
 
 log = logging.getLogger(__name__)
 
@@ -87,17 +88,16 @@ def keep_photos(folder: Path, crops: dict, replace: bool = False) -> set:
         written = False
         try:
             where.mkdir(parents=True, exist_ok=True)
-            for leftover in where.glob("*.png.part"):       # a write cut short before
-                leftover.unlink()
+            for leftover in [*where.glob("*.png.tmp"), *where.glob("*.png.part")]:   # a write cut short
+                leftover.unlink()                                                       # (.part: before 2026-11-29)
             old = _numbered(where)
             number = int(old[-1].stem) + 1 if old else 1
             for crop in new:
                 encoded, data = cv2.imencode(".png", crop, [cv2.IMWRITE_PNG_COMPRESSION, 3])
                 if not encoded:
                     raise OSError("the photo could not be encoded")
-                part = where / f"{number:04d}.png.part"    # written whole, then named: a cut leaves no half photo
-                part.write_bytes(data.tobytes())
-                part.replace(where / f"{number:04d}.png")
+                # Synced, then named: a cut leaves no half photo, and a pulled plug no empty one.
+                write_atomically(where / f"{number:04d}.png", data.tobytes())
                 number += 1
             written = True
             # Kept: the newest (of the new ones alone with `replace`). The old go only once the new

@@ -896,7 +896,8 @@ def test_kept_photos_are_numbered_on_pruned_to_the_newest_and_other_files_left_a
     where = tmp_path / "0"
     where.mkdir()
     cv2.imwrite(str(where / "IMG_5.png"), card)               # put there by hand: kept, not counted
-    (where / "0007.png.part").write_bytes(b"cut short")      # a write cut short: cleared
+    (where / "0007.png.tmp").write_bytes(b"cut short")       # a write cut short: cleared
+    (where / "0008.png.part").write_bytes(b"cut short")      # ... by a tablemate before 2026-11-29 too
     for _ in range(PHOTOS_PER_CARD + 2):
         assert keep_photos(tmp_path, {"0": [card]}) == set()
     assert sorted(p.name for p in where.iterdir()) == ["0003.png", "0004.png", "0005.png", "IMG_5.png"]

@@ -1,8 +1,9 @@
 """Writing a file so that a crash or a pulled plug leaves either the old file or the new one.
 
 The one way the repo replaces a file it must not lose: the game log, the table settings, a
-calibration profile, a training checkpoint. The new bytes are synced before the rename, and the
-rename itself after it (a Pi unplugged right after a write must not come back to an empty file).
+calibration profile and the photos it is made from, a training checkpoint. The new bytes are
+synced before the rename, and the rename itself after it (a Pi unplugged right after a write must
+not come back to an empty file).
 """
 
 from __future__ import annotations
