@@ -30,12 +30,13 @@ model: $(TRAIN_STAMP)
 	$(PY) -m vision.train --deck flip7
 
 # The look network that calibration to the user's deck compares cards with (one for every deck):
-# the network of 7e3955e (trained from scratch by that commit's `python -m vision.train_look`),
-# fine-tuned with look-alikes dealt together and poor captures (models/calibration.md).
+# the network of d93e2aa (trained from scratch by `python -m vision.train_look --printings 6000
+# --generic-share 0.6667 --uno-numerals-share 0.15`, ~2.2 h on two threads), fine-tuned with
+# look-alikes dealt together and poor captures (models/calibration.md).
 look-model: $(TRAIN_STAMP)
-	mkdir -p data && git show 7e3955e:models/card-look.onnx > data/card-look-7e3955e.onnx
-	$(PY) -m vision.train_look --init data/card-look-7e3955e.onnx --printings 4000 --generic-share 0.625 \
-	  --epochs 3 --lr 5e-4 --poor-share 0.3
+	mkdir -p data && git show d93e2aa:models/card-look.onnx > data/card-look-d93e2aa.onnx
+	$(PY) -m vision.train_look --init data/card-look-d93e2aa.onnx --printings 4000 --generic-share 0.625 \
+	  --uno-numerals-share 0.15 --epochs 3 --lr 5e-4 --poor-share 0.3
 
 # Foreign-deck reading before and after calibration (models/calibration.md), every deck with a model.
 foreign-eval: $(STAMP)

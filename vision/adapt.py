@@ -132,12 +132,12 @@ class CalibrationParams:
 # family's printings at the targets; models/calibration.md). A deck not listed reads with the
 # defaults above.
 DECK_PARAMS: dict[str, CalibrationParams] = {
-    "flip7": CalibrationParams(temperature=0.08, none_similarity=0.6, model_weight=8.0, min_confidence=0.4,
-                               min_margin=0.1),
+    "flip7": CalibrationParams(temperature=0.05, none_similarity=0.6, model_weight=8.0, min_confidence=0.2,
+                               min_margin=0.2),
     "flip7-vengeance": CalibrationParams(temperature=0.03, none_similarity=0.6, model_weight=8.0,
-                                         min_confidence=0.5, min_margin=0.2),
-    "uno-flip": CalibrationParams(temperature=0.05, none_similarity=0.6, model_weight=8.0, min_confidence=0.4,
-                                  min_margin=0.1, ink_weight=0.25),
+                                         min_confidence=0.5, min_margin=0.3),
+    "uno-flip": CalibrationParams(temperature=0.065, none_similarity=0.7, model_weight=8.0, min_confidence=0.4,
+                                  min_margin=0.05, colour_weight=0.25, ink_weight=0.25),
 }
 
 

@@ -1,8 +1,10 @@
 """Train the look network: an embedding in which two captures of the same card face lie close.
 
     python -m vision.train_look                    # a new network -> models/card-look.onnx + card-look.json
-    python -m vision.train_look --init BASE.onnx --printings 4000 --generic-share 0.625 --epochs 3 \
-        --lr 5e-4 --poor-share 0.3                 # the committed one: `make look-model` (BASE: 7e3955e's)
+    python -m vision.train_look --printings 6000 --generic-share 0.6667 --uno-numerals-share 0.15
+                                                   # the committed one's base (d93e2aa's), then:
+    python -m vision.train_look --init BASE.onnx --printings 4000 --generic-share 0.625 \
+        --uno-numerals-share 0.15 --epochs 3 --lr 5e-4 --poor-share 0.3   # `make look-model`
     python -m vision.train_look --printings 300 --epochs 2 --out /tmp/look   # a quick try
 
 Calibration to the user's own deck (vision.adapt) compares each crop with the crops the user
