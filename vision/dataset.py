@@ -57,17 +57,31 @@ def normalize(crops_bgr: np.ndarray) -> np.ndarray:
 class FacePool:
     """Rendered faces reused across scenes: rendering costs more than a scene, and reusing a face
     under a fresh table, pose and light still gives a new sample. Each draw renders a new face
-    with probability `fresh` (always until the pool holds `per_label` faces of that label)."""
+    with probability `fresh` (always until the pool holds `per_label` faces of that label).
 
-    def __init__(self, deck: str, split: str, rng: np.random.Generator, per_label: int = 24, fresh: float = 0.3):
+    With `printed` faces (vision.printed: a real deck's scans), a `printed_share` of the new faces
+    are that deck's, each as another print run of it would look; the rest stay renders, whose
+    variety is what reads a deck printed otherwise."""
+
+    def __init__(self, deck: str, split: str, rng: np.random.Generator, per_label: int = 24, fresh: float = 0.3,
+                 printed: dict | None = None, printed_share: float = 0.0):
         self.deck, self.split, self.rng = deck, split, rng
         self.per_label, self.fresh = per_label, fresh
+        self.printed, self.printed_share = printed or {}, printed_share
         self.faces: dict[str, list[np.ndarray]] = {}
+
+    def new_face(self, label: str) -> np.ndarray:
+        style = CardStyle.sample(self.rng, self.split)
+        if self.printed_share > 0 and label in self.printed and self.rng.random() < self.printed_share:
+            from vision.printed import printed_face
+
+            return printed_face(self.printed, label, self.rng, style)
+        return render_card(self.deck, label, self.rng, style)
 
     def __call__(self, label: str) -> np.ndarray:
         have = self.faces.setdefault(label, [])
         if len(have) < self.per_label or self.rng.random() < self.fresh:
-            face = render_card(self.deck, label, self.rng, CardStyle.sample(self.rng, self.split))
+            face = self.new_face(label)
             if len(have) < self.per_label:
                 have.append(face)
             else:
@@ -151,13 +165,15 @@ class Samples:
     y: np.ndarray   # (N,) int64 class index (len(labels) = none)
 
 
-def sample_quads(deck: str, seed: int, split: str = "train", none_frac: float = 0.2, faces_per_label: int = 24):
+def sample_quads(deck: str, seed: int, split: str = "train", none_frac: float = 0.2, faces_per_label: int = 24,
+                 printed: dict | None = None, printed_share: float = 0.0):
     """Endless (frame, quad, class index) of make_samples: cards uniformly over labels, each at
-    the quad a locator might report, plus about a `none_frac` share of "none" quads."""
+    the quad a locator might report, plus about a `none_frac` share of "none" quads (the faces as
+    FacePool draws them)."""
     rng = np.random.default_rng(seed)
     labels = DECKS[deck].labels
     none_idx = len(labels)
-    faces = FacePool(deck, split, rng, per_label=faces_per_label)
+    faces = FacePool(deck, split, rng, per_label=faces_per_label, printed=printed, printed_share=printed_share)
     while True:
         if rng.random() < none_frac * 0.5:
             frame, quad = _pair_scene(rng, deck, split, faces)
@@ -178,13 +194,14 @@ def sample_quads(deck: str, seed: int, split: str = "train", none_frac: float = 
 
 
 def make_samples(deck: str, n: int, seed: int, split: str = "train", none_frac: float = 0.2,
-                 progress_every: int = 2000, faces_per_label: int = 24, each=None) -> Samples:
+                 progress_every: int = 2000, faces_per_label: int = 24, each=None,
+                 printed: dict | None = None, printed_share: float = 0.0) -> Samples:
     """n crops (cards uniformly over labels, plus about a `none_frac` share of "none").
     each(frame, quad, class index), when given, also sees every sample's frame and quad (a reader
     cutting the card its own way, in the same pass)."""
     xs, ys = [], []
     t0, next_report = time.perf_counter(), progress_every
-    for frame, quad, y in sample_quads(deck, seed, split, none_frac, faces_per_label):
+    for frame, quad, y in sample_quads(deck, seed, split, none_frac, faces_per_label, printed, printed_share):
         xs.append(_crop(frame, quad))
         ys.append(y)
         if each is not None:
@@ -232,13 +249,13 @@ def located_quad(rng: np.random.Generator, quad: np.ndarray) -> np.ndarray:
 
 
 def make_located_samples(deck: str, n: int, seed: int, split: str = "train", crops_per_card: int = 2,
-                         progress_every: int = 2000):
+                         progress_every: int = 2000, printed: dict | None = None, printed_share: float = 0.0):
     """n crops cut from vision.synth scenes as make_samples cuts them, but at
     located_quad's quads (`crops_per_card` different ones per card), plus "none" crops (table,
     part of a card, far too big or small a quad) at about the same share as make_samples."""
     rng = np.random.default_rng(seed)
     labels = DECKS[deck].labels
-    faces = FacePool(deck, split, rng)
+    faces = FacePool(deck, split, rng, printed=printed, printed_share=printed_share)
     xs, ys = [], []
     t0, next_report = time.perf_counter(), progress_every
     while len(xs) < n:

@@ -109,18 +109,32 @@ def cached(path: Path, make, kind):
     return samples
 
 
-def cached_samples(deck: str, n: int, seed: int, split: str):
+def printed_tag(printed: dict | None, share: float) -> str:
+    """The part of a cache's name that says which printed faces were dealt in, and how often."""
+    if not printed or share <= 0:
+        return ""
+    import hashlib
+
+    digest = hashlib.sha256(b"".join(printed[k].tobytes() for k in sorted(printed))).hexdigest()[:10]
+    return f"-printed{digest}x{share:g}"
+
+
+def cached_samples(deck: str, n: int, seed: int, split: str, printed: dict | None = None, printed_share: float = 0.0):
     from vision.dataset import Samples, make_samples
 
-    return cached(DATA_DIR / f"{deck}-{split}-n{n}-s{seed}-v{RECIPE_VERSION}.npz",
-                  lambda: make_samples(deck, n, seed, split), Samples)
+    tag = printed_tag(printed, printed_share)
+    return cached(DATA_DIR / f"{deck}-{split}-n{n}-s{seed}-v{RECIPE_VERSION}{tag}.npz",
+                  lambda: make_samples(deck, n, seed, split, printed=printed, printed_share=printed_share), Samples)
 
 
-def cached_located_samples(deck: str, n: int, seed: int, split: str):
+def cached_located_samples(deck: str, n: int, seed: int, split: str, printed: dict | None = None,
+                           printed_share: float = 0.0):
     from vision.dataset import Samples, make_located_samples
 
-    return cached(DATA_DIR / f"{deck}-{split}-located-n{n}-s{seed}-v{RECIPE_VERSION}.{LOCATED_VERSION}.npz",
-                  lambda: make_located_samples(deck, n, seed, split), Samples)
+    tag = printed_tag(printed, printed_share)
+    return cached(DATA_DIR / f"{deck}-{split}-located-n{n}-s{seed}-v{RECIPE_VERSION}.{LOCATED_VERSION}{tag}.npz",
+                  lambda: make_located_samples(deck, n, seed, split, printed=printed, printed_share=printed_share),
+                  Samples)
 
 
 def _augment(xb, rng):
@@ -150,10 +164,18 @@ def train(args) -> int:
     rng = np.random.default_rng(args.seed)
     names = class_names(args.deck)
     t_start = time.perf_counter()
-    train_set = cached_samples(args.deck, args.samples, args.seed, "train")
-    val_set = cached_samples(args.deck, args.val_samples, args.seed + 1, "train")
+    printed = None
+    if args.printed_faces:
+        from vision.printed import load_printed_faces
+
+        printed = load_printed_faces(args.deck, args.printed_faces)
+        log.info("printed faces: %d of %d labels from %s, dealt in as %.0f %% of new faces", len(printed),
+                 len(names) - 1, args.printed_faces, 100 * args.printed_share)
+    share = args.printed_share if printed else 0.0
+    train_set = cached_samples(args.deck, args.samples, args.seed, "train", printed, share)
+    val_set = cached_samples(args.deck, args.val_samples, args.seed + 1, "train", printed, share)
     if args.located_samples:
-        located = cached_located_samples(args.deck, args.located_samples, args.seed + 2, "train")
+        located = cached_located_samples(args.deck, args.located_samples, args.seed + 2, "train", printed, share)
         train_set = type(train_set)(np.concatenate([train_set.x, located.x]), np.concatenate([train_set.y, located.y]))
     x_train = torch.from_numpy(normalize(train_set.x))
     y_train = torch.from_numpy(train_set.y)
@@ -193,6 +215,10 @@ def train(args) -> int:
     data = ("crops warped at jittered true quads from vision.synth scenes (render split 'train': "
             "train fonts, train surfaces), ~20% 'none' crops (table, hands, part of a card, "
             "oversized/undersized quads, two overlapping cards)")
+    if printed:
+        data += (f"; {100 * share:.0f} % of the faces drawn were the deck's real printed faces ({len(printed)} "
+                 "labels, scans of the printed deck, not in the repo), each as another print run would look "
+                 "(inks, cut, register, wear: vision.printed)")
     if args.located_samples:
         data += (f"; plus {args.located_samples} crops at quads with a locator's larger errors (one corner "
                  "5-22% or one side 4-14% of the card off, shifted 3-9%, turned 2-8 deg, scaled 0.85-1.12; "
@@ -210,6 +236,8 @@ def train(args) -> int:
             "lr": args.lr, "threads": args.threads, "recipe_version": RECIPE_VERSION,
             **({"located_samples": args.located_samples, "located_version": LOCATED_VERSION}
                if args.located_samples else {}),
+            **({"printed_faces": len(printed), "printed_share": share, "printed_digest": printed_tag(printed, share)}
+               if printed else {}),
             "network": {"kind": "3x3 conv, then depthwise-separable (vision.train.build_model)",
                         "channels": list(CLASSIFIER_CHANNELS), "strides": list(CLASSIFIER_STRIDES),
                         "parameters": sum(p.numel() for p in model.parameters())},
@@ -272,6 +300,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="extra training crops at quads with a locator's larger errors (default: the deck's "
                              "recipe, else 0)")
     parser.add_argument("--val-samples", type=int, default=3000)
+    parser.add_argument("--printed-faces", metavar="DIR",
+                        help="folder of the deck's real printed faces, LABEL.png each (e.g. the team's scans): a "
+                             "share of the training faces are these, as other print runs would look")
+    parser.add_argument("--printed-share", type=float, default=0.5,
+                        help="share of the new training faces drawn from --printed-faces (default: 0.5)")
     parser.add_argument("--epochs", type=int, help=f"default: the deck's recipe, else {BASE_RECIPE['epochs']}")
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--lr", type=float, default=4e-3)

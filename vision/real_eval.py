@@ -1,0 +1,293 @@
+"""How well the device reads real card material: the figure of record.
+
+    python -m vision.real_eval --deck uno-flip --real ../real      # printed faces and photos
+    python -m vision.real_eval --deck flip7 --real ../real --captures 4
+
+REAL is a folder of real decks laid out as the team keeps them (none of it is in the repo):
+`flip7-art/LABEL.png` and `uno-flip-art/LABEL.png` (the printed faces), and `uno-photos/SET/` with
+a `manifest.json` (file -> label) per set of camera photos of physical cards.
+
+Two kinds of material are read, each as the device reads a card (vision.reading.read_cards: both
+ways up, a second look when not sure):
+
+* **captures of the printed faces**: each face laid by the scene synthesiser on the table
+  surfaces of its "heldout" split (kinds that training never sees), under its light, pose,
+  fingers, blur, noise and JPEG, at a seed range training never uses, then located with
+  vision.locate as a frame is. Read out of the box (the deck's model alone) and after one and
+  three looks at each card (a calibration profile made from captures of the "train" split's
+  surfaces, as a user's walk would be made on their own table before the game).
+* **camera photos**: out of the box, every photo of every set; then, each set in turn, the
+  profile learnt from that set's photos (one photo per label, and three where the set has them)
+  reads every other set's. A photo whose card the locator cannot find is read as the whole image.
+
+For each: right among accepted, refused ("no card" and "not sure" apart), and the worst
+confusions. Nothing here is used to train or tune anything: the photos are held out entirely
+(classic UNO decks standing for UNO Flip's light side, labelled as the sets' manifests say), and
+the printed faces enter training (`vision.train --printed-faces`) only on the "train" split's
+surfaces and seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+ART_FOLDERS = {"flip7": "flip7-art", "uno-flip": "uno-flip-art"}
+PHOTO_FOLDER = "uno-photos"
+PHOTO_DECK = "uno-flip"      # the photos stand for UNO Flip's light side
+CAPTURE_SEED = 900_000       # captures' seeds start here: far from any training seed (7, 8, 9, ...)
+CALIBRATION_SEED = 800_000
+
+
+@dataclass
+class Tally:
+    """Readings of one condition: (true label, read label or None, reason)."""
+    name: str
+    rows: list = field(default_factory=list)
+
+    def add(self, truth: str, prediction) -> None:
+        self.rows.append((truth, prediction.label, prediction.reason))
+
+    def summary(self) -> dict:
+        n = len(self.rows)
+        accepted = [(t, r) for t, r, _ in self.rows if r is not None]
+        right = sum(t == r for t, r in accepted)
+        reasons = Counter(why for _, r, why in self.rows if r is None)
+        wrong = Counter(f"{t} read as {r}" for t, r in accepted if t != r)
+        return {"condition": self.name, "read": n, "accepted": len(accepted),
+                "right_among_accepted": round(right / len(accepted), 4) if accepted else None,
+                "refused": round((n - len(accepted)) / n, 4) if n else None,
+                "no_card": reasons.get("no card", 0), "not_sure": reasons.get("not sure", 0),
+                "wrong": len(accepted) - right, "right_overall": round(right / n, 4) if n else None,
+                "worst": [f"{k} ({v})" for k, v in wrong.most_common(6)]}
+
+
+def describe(summary: dict) -> str:
+    acc = summary["right_among_accepted"]
+    acc_text = f"{100 * acc:.2f} %" if acc is not None else "-"
+    line = (f"{summary['condition']}: {summary['read']} read, {acc_text} right among accepted "
+            f"({summary['wrong']} wrong), {100 * (summary['refused'] or 0):.1f} % refused "
+            f"({summary['no_card']} no card, {summary['not_sure']} not sure)")
+    if summary["worst"]:
+        line += "; worst: " + ", ".join(summary["worst"])
+    return line
+
+
+# ---------------------------------------------------------------------------------------------
+# reading one picture as the device does
+
+def read_picture(classifier, image) -> object:
+    """The reading of the one card in `image`: at the largest located card (read_cards: both ways
+    up, a second look when not sure), else the whole image taken as a tight crop."""
+    import cv2
+
+    from vision.geometry import CANON_H, CANON_W
+    from vision.locate import find_cards
+    from vision.reading import both_ways_probabilities, read_cards
+
+    quads = find_cards(image)
+    if quads:
+        return read_cards(classifier, image, [max(quads, key=lambda q: cv2.contourArea(q))])[0]
+    whole = image if image.shape[0] >= image.shape[1] else cv2.rotate(image, cv2.ROTATE_90_CLOCKWISE)
+    crop = cv2.resize(whole, (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)
+    return classifier.decide(both_ways_probabilities(classifier, [crop])[0])
+
+
+def located_quad(image, true_quad):
+    """The located quad over the true card (its centre inside it), or None when the locator
+    missed it."""
+    import cv2
+
+    from vision.locate import find_cards
+
+    outline = true_quad.reshape(-1, 1, 2).astype(np.float32)
+    inside = [q for q in find_cards(image) if cv2.pointPolygonTest(outline, tuple(map(float, q.mean(0))), False) > 0]
+    return max(inside, key=lambda q: cv2.contourArea(q)) if inside else None
+
+
+# ---------------------------------------------------------------------------------------------
+# captures of the printed faces
+
+def capture(deck: str, faces: dict, label: str, seed: int, split: str):
+    """One synthetic camera frame of the printed face of `label` on a table of `split`, and its
+    true quad."""
+    from vision.printed import printed_face
+    from vision.render import CardStyle
+    from vision.synth import make_scene
+
+    rng = np.random.default_rng(seed)
+    style = CardStyle.sample(rng, split)
+    frame, cards = make_scene(rng, [label], deck, split=split,
+                              faces=lambda lab: printed_face(faces, lab, rng, style))
+    return frame, cards[0].quad
+
+
+def calibration_crops(deck: str, faces: dict, looks: int) -> dict:
+    """{label: [crops]} as a walk on the user's own table would give: `looks` captures per card
+    on "train" surfaces, cut at the located quad (the true one where the locator missed)."""
+    from vision.geometry import warp_card
+
+    crops = {}
+    for i, label in enumerate(sorted(faces)):
+        for k in range(looks):
+            frame, quad = capture(deck, faces, label, CALIBRATION_SEED + 1000 * i + k, "train")
+            found = located_quad(frame, quad)
+            crops.setdefault(label, []).append(warp_card(frame, found if found is not None else quad))
+    return crops
+
+
+def read_captures(deck: str, real: Path, classifiers: dict, captures: int) -> list[dict]:
+    """Each classifier (name -> classifier) reads `captures` held-out captures of every label."""
+    from vision.classifier import NOT_SURE, Prediction
+    from vision.printed import load_printed_faces
+    from vision.reading import read_cards
+
+    faces = load_printed_faces(deck, real / ART_FOLDERS[deck])
+    tallies = {name: Tally(f"{deck} printed faces, held-out tables, {name}") for name in classifiers}
+    labels = sorted(faces)
+    t0 = time.perf_counter()
+    for i, label in enumerate(labels):
+        for k in range(captures):
+            frame, quad = capture(deck, faces, label, CAPTURE_SEED + 1000 * i + k, "heldout")
+            found = located_quad(frame, quad)
+            for name, classifier in classifiers.items():
+                reading = (read_cards(classifier, frame, [found])[0] if found is not None
+                           else Prediction(None, 0.0, NOT_SURE))  # a card the locator missed is not read
+                tallies[name].add(label, reading)
+        if (i + 1) % 10 == 0 or i + 1 == len(labels):
+            log.info("%s captures: %d of %d labels (%.0f s)", deck, i + 1, len(labels), time.perf_counter() - t0)
+    return [t.summary() for t in tallies.values()]
+
+
+# ---------------------------------------------------------------------------------------------
+# camera photos
+
+def photo_sets(real: Path) -> dict:
+    """{set name: [(path, label)]} of the photo sets under REAL/uno-photos (manifest order)."""
+    root = real / PHOTO_FOLDER
+    sets = {}
+    for folder in sorted(p for p in root.iterdir() if (p / "manifest.json").is_file()):
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        sets[folder.name] = [(folder / name, label) for name, label in manifest.items()]
+    return sets
+
+
+def limited(photos: list, per_label: int | None) -> list:
+    """At most `per_label` photos of each label, in order."""
+    if per_label is None:
+        return photos
+    seen, out = Counter(), []
+    for path, label in photos:
+        if seen[label] < per_label:
+            seen[label] += 1
+            out.append((path, label))
+    return out
+
+
+def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) -> list[dict]:
+    from vision.adapt import CalibratedClassifier, calibrate
+    from vision.calibrate_cmd import card_crop
+    from vision.classify_cmd import read_image
+
+    sets = photo_sets(real)
+    images = {}
+    t0 = time.perf_counter()
+    for name, photos in sets.items():
+        sets[name] = limited(photos, per_label_cap)
+        for path, _ in sets[name]:
+            image, problem = read_image(str(path))
+            if image is None:
+                log.warning("%s: %s (left out)", path, problem)
+                continue
+            images[path] = image
+        log.info("photos: %s, %d read (%.0f s)", name, len(sets[name]), time.perf_counter() - t0)
+    results = []
+    out_of_box = Tally("photos, out of the box")
+    for name, photos in sets.items():
+        for path, label in photos:
+            if path in images:
+                out_of_box.add(label, read_picture(base, images[path]))
+    results.append(out_of_box.summary())
+    log.info(describe(results[-1]))
+    for looks in looks_list:
+        pooled = Tally(f"photos, after {looks} look(s) at each card, every set in turn")
+        for name, photos in sets.items():
+            crops = {}
+            for path, label in photos:
+                if path in images and len(crops.get(label, [])) < looks:
+                    crop = card_crop(images[path])
+                    if crop is not None:
+                        crops.setdefault(label, []).append(crop)
+            if not crops or min(len(v) for v in crops.values()) < looks:
+                continue  # this set has fewer photos of some card than the looks asked for
+            calibrated = CalibratedClassifier(base, calibrate(base, PHOTO_DECK, crops), PHOTO_DECK)
+            tally = Tally(f"photos, calibrated from {name} ({looks} look(s)), reading the other sets")
+            for other, other_photos in sets.items():
+                if other == name:
+                    continue
+                for path, label in other_photos:
+                    if path in images:
+                        reading = read_picture(calibrated, images[path])
+                        tally.add(label, reading)
+                        pooled.add(label, reading)
+            results.append(tally.summary())
+            log.info(describe(results[-1]))
+        if pooled.rows:
+            results.append(pooled.summary())
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m vision.real_eval", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--deck", default="uno-flip", choices=sorted(ART_FOLDERS),
+                        help="deck to read (the photos are read with uno-flip)")
+    parser.add_argument("--real", required=True, metavar="REAL", help="folder of the real decks (see above)")
+    parser.add_argument("--models-dir", metavar="DIR", help="folder of DECK.onnx and DECK.json (default: models/)")
+    parser.add_argument("--captures", type=int, default=4, help="held-out captures per label (default: 4)")
+    parser.add_argument("--no-photos", action="store_true", help="the printed faces only")
+    parser.add_argument("--photos-per-label", type=int, default=4,
+                        help="at most this many photos of each label in each set (default: 4; 0: all)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    from vision.adapt import CalibratedClassifier, calibrate
+    from vision.classifier import CardClassifier, ModelError
+    from vision.printed import load_printed_faces
+
+    real = Path(args.real)
+    try:
+        base = CardClassifier.load(args.deck, args.models_dir)
+        faces = load_printed_faces(args.deck, real / ART_FOLDERS[args.deck])
+    except (ModelError, ValueError) as error:
+        print(f"vision.real_eval: {error}", file=sys.stderr)
+        return 2
+    classifiers = {"out of the box": base}
+    for looks in (1, 3):
+        log.info("calibrating from %d capture(s) per card", looks)
+        profile = calibrate(base, args.deck, calibration_crops(args.deck, faces, looks))
+        classifiers[f"after {looks} look(s)"] = CalibratedClassifier(base, profile, args.deck)
+    results = read_captures(args.deck, real, classifiers, args.captures)
+    if args.deck == PHOTO_DECK and not args.no_photos and (real / PHOTO_FOLDER).is_dir():
+        results += read_photos(real, base, args.photos_per_label or None)
+    if args.json:
+        print(json.dumps({"deck": args.deck, "model": base.identity[:12], "results": results}, indent=2))
+    else:
+        print(f"{args.deck} model {base.identity[:12]}")
+        for summary in results:
+            print(describe(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
