@@ -5,7 +5,11 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 TRAIN_STAMP := $(VENV)/.installed-train
 
-.PHONY: demo test model look-model evaluate foreign-eval bench clean
+.PHONY: demo test model look-model evaluate foreign-eval real-eval bench clean
+
+# The team's real decks (printed faces, photos of physical cards); a user's clone has none, and
+# then `make model` trains on renders alone and `make real-eval` says it has nothing to read.
+REAL ?= ../shared/real
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +30,9 @@ test: $(STAMP)
 	$(PY) -m pytest -q -n auto --dist loadgroup
 
 # Training is not part of `make test`: it needs the train extra (local CPU torch) and ~20 minutes.
+# With REAL beside the repo, half the faces drawn are the deck's printed ones (vision.printed).
 model: $(TRAIN_STAMP)
-	$(PY) -m vision.train --deck flip7
+	$(PY) -m vision.train --deck flip7 $(if $(wildcard $(REAL)/flip7-art),--printed-faces $(REAL)/flip7-art)
 
 # The look network that calibration to the user's deck compares cards with (one for every deck):
 # the network of d93e2aa (trained from scratch by `python -m vision.train_look --printings 6000
@@ -42,6 +47,12 @@ look-model: $(TRAIN_STAMP)
 foreign-eval: $(STAMP)
 	for deck in flip7 flip7-vengeance uno-flip; do \
 	  if [ -f models/$$deck.onnx ]; then $(PY) -m vision.foreign_eval --deck $$deck || exit 1; fi; done
+
+# The figure of record: held-out captures of the printed faces and the photos of physical cards.
+real-eval: $(STAMP)
+	@if [ ! -d "$(REAL)" ]; then echo "make real-eval: no real decks at $(REAL) (set REAL=DIR)" >&2; exit 2; fi
+	$(PY) -m vision.real_eval --deck flip7 --real $(REAL)
+	$(PY) -m vision.real_eval --deck uno-flip --real $(REAL)
 
 evaluate: $(STAMP)
 	$(PY) -m vision.evaluate --deck flip7

@@ -73,6 +73,7 @@ def test_real_eval_reads_held_out_captures_of_the_printed_faces(capsys):
     report = json.loads(capsys.readouterr().out)
     conditions = [r["condition"] for r in report["results"]]
     assert conditions == [f"flip7 printed faces, held-out tables, {c}"
-                          for c in ("out of the box", "after 1 look(s)", "after 3 look(s)")]
+                          for c in ("out of the box", "after 1 look(s)", "after 3 look(s)",
+                                    "out of the box at the true outline")]
     for result in report["results"]:
         assert result["read"] == 22 and result["accepted"] + result["no_card"] + result["not_sure"] == 22

@@ -20,7 +20,8 @@ ways up, a second look when not sure):
   profile learnt from that set's photos (one photo per label, and three where the set has them)
   reads every other set's. A photo whose card the locator cannot find is read as the whole image.
 
-For each: right among accepted, refused ("no card" and "not sure" apart), and the worst
+A third figure reads the captures at the card's true outline with the model alone: the gap
+between it and "out of the box" is the locator's. For each: right among accepted, refused ("no card" and "not sure" apart), and the worst
 confusions. Nothing here is used to train or tune anything: the photos are held out entirely
 (classic UNO decks standing for UNO Flip's light side, labelled as the sets' manifests say), and
 the printed faces enter training (`vision.train --printed-faces`) only on the "train" split's
@@ -78,8 +79,12 @@ def describe(summary: dict) -> str:
     line = (f"{summary['condition']}: {summary['read']} read, {acc_text} right among accepted "
             f"({summary['wrong']} wrong), {100 * (summary['refused'] or 0):.1f} % refused "
             f"({summary['no_card']} no card, {summary['not_sure']} not sure)")
+    if summary.get("locator_missed") and "true outline" not in summary["condition"]:
+        line += f"; the locator missed {summary['locator_missed']} of the cards (counted not sure)"
     if summary["worst"]:
         line += "; worst: " + ", ".join(summary["worst"])
+    if summary.get("by_set"):
+        line += "; by set read: " + "; ".join(f"{k} {v}" for k, v in summary["by_set"].items())
     return line
 
 
@@ -154,19 +159,29 @@ def read_captures(deck: str, real: Path, classifiers: dict, captures: int) -> li
 
     faces = load_printed_faces(deck, real / ART_FOLDERS[deck])
     tallies = {name: Tally(f"{deck} printed faces, held-out tables, {name}") for name in classifiers}
+    # The model alone at the card's true outline: what the classifier reads when the locator's
+    # part is left out (the difference from "out of the box" is the locator's).
+    at_truth = Tally(f"{deck} printed faces, held-out tables, out of the box at the true outline")
+    base = next(iter(classifiers.values()))
+    missed = 0
     labels = sorted(faces)
     t0 = time.perf_counter()
     for i, label in enumerate(labels):
         for k in range(captures):
             frame, quad = capture(deck, faces, label, CAPTURE_SEED + 1000 * i + k, "heldout")
             found = located_quad(frame, quad)
+            missed += found is None
+            at_truth.add(label, read_cards(base, frame, [quad])[0])
             for name, classifier in classifiers.items():
                 reading = (read_cards(classifier, frame, [found])[0] if found is not None
                            else Prediction(None, 0.0, NOT_SURE))  # a card the locator missed is not read
                 tallies[name].add(label, reading)
         if (i + 1) % 10 == 0 or i + 1 == len(labels):
             log.info("%s captures: %d of %d labels (%.0f s)", deck, i + 1, len(labels), time.perf_counter() - t0)
-    return [t.summary() for t in tallies.values()]
+    results = [t.summary() for t in tallies.values()] + [at_truth.summary()]
+    for summary in results:
+        summary["locator_missed"] = missed
+    return results
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,15 +247,19 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) 
                 continue  # this set has fewer photos of some card than the looks asked for
             calibrated = CalibratedClassifier(base, calibrate(base, PHOTO_DECK, crops), PHOTO_DECK)
             tally = Tally(f"photos, calibrated from {name} ({looks} look(s)), reading the other sets")
+            by_set = {}
             for other, other_photos in sets.items():
                 if other == name:
                     continue
+                one = Tally(other)
                 for path, label in other_photos:
                     if path in images:
                         reading = read_picture(calibrated, images[path])
-                        tally.add(label, reading)
-                        pooled.add(label, reading)
-            results.append(tally.summary())
+                        for t in (tally, pooled, one):
+                            t.add(label, reading)
+                s1 = one.summary()
+                by_set[other] = f"{s1['accepted'] - s1['wrong']} right, {s1['wrong']} wrong of {s1['read']}"
+            results.append({**tally.summary(), "by_set": by_set})
             log.info(describe(results[-1]))
         if pooled.rows:
             results.append(pooled.summary())
