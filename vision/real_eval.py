@@ -1,7 +1,7 @@
 """How well the device reads real card material: the figure of record.
 
-    python -m vision.real_eval --deck uno-flip --real ../real      # printed faces and photos
-    python -m vision.real_eval --deck flip7 --real ../real --captures 4
+    python -m vision.real_eval --deck uno-flip --real REAL       # printed faces and photos
+    python -m vision.real_eval --deck flip7 --real REAL --captures 4
 
 REAL is a folder of real decks laid out as the team keeps them (none of it is in the repo):
 `flip7-art/LABEL.png` and `uno-flip-art/LABEL.png` (the printed faces), and `uno-photos/SET/` with
