@@ -621,7 +621,11 @@ def relative_ink(crop_inks: np.ndarray, cards: np.ndarray) -> np.ndarray:
     inked = cards.any(axis=1)
     out = np.zeros((len(crop_inks), len(cards)))
     if inked.any():
-        near = crop_inks.astype(np.float64) @ cards[inked].T
+        # Once per distinct colour card: a matrix product may round identical rows differently
+        # (OpenBLAS's kernels at a block's edge; seen with numpy 2.4), and a colour's labels must
+        # tie exactly, at 0 for the nearest colour.
+        distinct, which = np.unique(cards[inked], axis=0, return_inverse=True)
+        near = (crop_inks.astype(np.float64) @ distinct.T)[:, which.ravel()]
         out[:, inked] = near - near.max(axis=1, keepdims=True)
     return out
 
