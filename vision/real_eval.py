@@ -20,7 +20,10 @@ ways up, a second look when not sure):
   profile learnt from that set's photos (one photo per label, and three where the set has them)
   reads every other set's. A photo whose card the locator cannot find is read as the whole image.
 
-A third figure reads the captures at the card's true outline with the model alone: the gap
+Each calibrated photo figure also says how often the nearest calibration crop by normalised
+correlation and colour (template_features: a candidate for the one-look reading, not what the
+device does) is of the photo's own label, by set read. A third figure reads the captures at the
+card's true outline with the model alone: the gap
 between it and "out of the box" is the locator's. For each: right among accepted, refused ("no card" and "not sure" apart), and the worst
 confusions. Nothing here is used to train or tune anything: the photos are held out entirely
 (classic UNO decks standing for UNO Flip's light side, labelled as the sets' manifests say), and
@@ -85,6 +88,9 @@ def describe(summary: dict) -> str:
         line += "; worst: " + ", ".join(summary["worst"])
     if summary.get("by_set"):
         line += "; by set read: " + "; ".join(f"{k} {v}" for k, v in summary["by_set"].items())
+    if summary.get("nearest_template_by_set"):
+        line += ("; nearest template right (a candidate, not the device's reading): "
+                 + "; ".join(f"{k} {v}" for k, v in summary["nearest_template_by_set"].items()))
     return line
 
 
@@ -209,6 +215,47 @@ def limited(photos: list, per_label: int | None) -> list:
     return out
 
 
+def template_features(crop) -> tuple[np.ndarray, np.ndarray]:
+    """A candidate for item 3 of the one-look reading, measured here before it is built: the crop
+    as a grey 32 x 44 template (blurred, zero mean, unit length, for normalised correlation) and a
+    hue histogram of its coloured pixels (unit length)."""
+    import cv2
+
+    grey = cv2.resize(cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY), (32, 44), interpolation=cv2.INTER_AREA)
+    grey = cv2.GaussianBlur(grey.astype(np.float32), (0, 0), 1.0).ravel()
+    grey = (grey - grey.mean()) / (np.linalg.norm(grey - grey.mean()) + 1e-6)
+    hsv = cv2.cvtColor(cv2.resize(crop, (42, 60), interpolation=cv2.INTER_AREA), cv2.COLOR_BGR2HSV)
+    coloured = (hsv[..., 1] > 80) & (hsv[..., 2] > 60)
+    hue = np.bincount(hsv[..., 0][coloured] // 6, minlength=30).astype(np.float32)
+    return grey, hue / (np.linalg.norm(hue) + 1e-6)
+
+
+def nearest_template_right(calibration: dict, photos: list, crop_of) -> tuple[int, int]:
+    """(right, read): photos whose nearest calibration crop (correlation both ways up, plus half
+    the hue histograms' cosine) is of their own label."""
+    from vision.geometry import turned_half_round
+
+    labels, upright, turned, hues = [], [], [], []
+    for label, crops in calibration.items():
+        for crop in crops:
+            grey, hue = template_features(crop)
+            labels.append(label)
+            upright.append(grey)
+            turned.append(template_features(turned_half_round(crop))[0])
+            hues.append(hue)
+    upright, turned, hues = np.stack(upright), np.stack(turned), np.stack(hues)
+    right = read = 0
+    for path, label in photos:
+        crop = crop_of(path)
+        if crop is None:
+            continue
+        grey, hue = template_features(crop)
+        score = np.maximum(upright @ grey, turned @ grey) + 0.5 * (hues @ hue)
+        right += labels[int(np.argmax(score))] == label
+        read += 1
+    return right, read
+
+
 def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) -> list[dict]:
     from vision.adapt import CalibratedClassifier, calibrate
     from vision.calibrate_cmd import card_crop
@@ -226,6 +273,13 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) 
                 continue
             images[path] = image
         log.info("photos: %s, %d read (%.0f s)", name, len(sets[name]), time.perf_counter() - t0)
+    crops_of = {}
+
+    def crop_of(path):
+        if path not in crops_of:
+            crops_of[path] = card_crop(images[path]) if path in images else None
+        return crops_of[path]
+
     results = []
     out_of_box = Tally("photos, out of the box")
     for name, photos in sets.items():
@@ -240,7 +294,7 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) 
             crops = {}
             for path, label in photos:
                 if path in images and len(crops.get(label, [])) < looks:
-                    crop = card_crop(images[path])
+                    crop = crop_of(path)
                     if crop is not None:
                         crops.setdefault(label, []).append(crop)
             if not crops or min(len(v) for v in crops.values()) < looks:
@@ -259,7 +313,12 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) 
                             t.add(label, reading)
                 s1 = one.summary()
                 by_set[other] = f"{s1['accepted'] - s1['wrong']} right, {s1['wrong']} wrong of {s1['read']}"
-            results.append({**tally.summary(), "by_set": by_set})
+            templates = {}
+            for other, other_photos in sets.items():
+                if other != name:
+                    right, read = nearest_template_right(crops, other_photos, crop_of)
+                    templates[other] = f"{right} of {read}"
+            results.append({**tally.summary(), "by_set": by_set, "nearest_template_by_set": templates})
             log.info(describe(results[-1]))
         if pooled.rows:
             results.append(pooled.summary())
@@ -275,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models-dir", metavar="DIR", help="folder of DECK.onnx and DECK.json (default: models/)")
     parser.add_argument("--captures", type=int, default=4, help="held-out captures per label (default: 4)")
     parser.add_argument("--no-photos", action="store_true", help="the printed faces only")
+    parser.add_argument("--no-captures", action="store_true", help="the photos only")
     parser.add_argument("--photos-per-label", type=int, default=4,
                         help="at most this many photos of each label in each set (default: 4; 0: all)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -291,12 +351,14 @@ def main(argv: list[str] | None = None) -> int:
     except (ModelError, ValueError) as error:
         print(f"vision.real_eval: {error}", file=sys.stderr)
         return 2
-    classifiers = {"out of the box": base}
-    for looks in (1, 3):
-        log.info("calibrating from %d capture(s) per card", looks)
-        profile = calibrate(base, args.deck, calibration_crops(args.deck, faces, looks))
-        classifiers[f"after {looks} look(s)"] = CalibratedClassifier(base, profile, args.deck)
-    results = read_captures(args.deck, real, classifiers, args.captures)
+    results = []
+    if not args.no_captures:
+        classifiers = {"out of the box": base}
+        for looks in (1, 3):
+            log.info("calibrating from %d capture(s) per card", looks)
+            profile = calibrate(base, args.deck, calibration_crops(args.deck, faces, looks))
+            classifiers[f"after {looks} look(s)"] = CalibratedClassifier(base, profile, args.deck)
+        results += read_captures(args.deck, real, classifiers, args.captures)
     if args.deck == PHOTO_DECK and not args.no_photos and (real / PHOTO_FOLDER).is_dir():
         results += read_photos(real, base, args.photos_per_label or None)
     if args.json:
