@@ -97,18 +97,26 @@ def describe(summary: dict) -> str:
 # ---------------------------------------------------------------------------------------------
 # reading one picture as the device does
 
-def read_picture(classifier, image) -> object:
-    """The reading of the one card in `image`: at the largest located card (read_cards: both ways
-    up, a second look when not sure), else the whole image taken as a tight crop."""
+def largest_card(image):
+    """The largest card quad located in `image`, or None (calibrate_cmd.card_crop's choice)."""
+    import cv2
+
+    from vision.locate import find_cards
+
+    quads = find_cards(image)
+    return max(quads, key=lambda q: cv2.contourArea(q)) if quads else None
+
+
+def read_picture(classifier, image, quad) -> object:
+    """The reading of the one card in `image`: at its located `quad` (read_cards: both ways up, a
+    second look when not sure), else (quad None) the whole image taken as a tight crop."""
     import cv2
 
     from vision.geometry import CANON_H, CANON_W
-    from vision.locate import find_cards
     from vision.reading import both_ways_probabilities, read_cards
 
-    quads = find_cards(image)
-    if quads:
-        return read_cards(classifier, image, [max(quads, key=lambda q: cv2.contourArea(q))])[0]
+    if quad is not None:
+        return read_cards(classifier, image, [quad])[0]
     whole = image if image.shape[0] >= image.shape[1] else cv2.rotate(image, cv2.ROTATE_90_CLOCKWISE)
     crop = cv2.resize(whole, (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)
     return classifier.decide(both_ways_probabilities(classifier, [crop])[0])
@@ -157,13 +165,12 @@ def calibration_crops(deck: str, faces: dict, looks: int) -> dict:
     return crops
 
 
-def read_captures(deck: str, real: Path, classifiers: dict, captures: int) -> list[dict]:
-    """Each classifier (name -> classifier) reads `captures` held-out captures of every label."""
+def read_captures(deck: str, faces: dict, classifiers: dict, captures: int) -> list[dict]:
+    """Each classifier (name -> classifier) reads `captures` held-out captures of every label of
+    the printed `faces`."""
     from vision.classifier import NOT_SURE, Prediction
-    from vision.printed import load_printed_faces
     from vision.reading import read_cards
 
-    faces = load_printed_faces(deck, real / ART_FOLDERS[deck])
     tallies = {name: Tally(f"{deck} printed faces, held-out tables, {name}") for name in classifiers}
     # The model alone at the card's true outline: what the classifier reads when the locator's
     # part is left out (the difference from "out of the box" is the locator's).
@@ -261,8 +268,10 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) 
     from vision.calibrate_cmd import card_crop
     from vision.classify_cmd import read_image
 
+    from vision.geometry import warp_card
+
     sets = photo_sets(real)
-    images = {}
+    images, quads = {}, {}
     t0 = time.perf_counter()
     for name, photos in sets.items():
         sets[name] = limited(photos, per_label_cap)
@@ -272,12 +281,16 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) 
                 log.warning("%s: %s (left out)", path, problem)
                 continue
             images[path] = image
+            quads[path] = largest_card(image)   # located once: every reading of the photo uses it
         log.info("photos: %s, %d read (%.0f s)", name, len(sets[name]), time.perf_counter() - t0)
     crops_of = {}
 
     def crop_of(path):
+        """The photo's card crop, as `tablemate calibrate` cuts it (card_crop), from its quad."""
         if path not in crops_of:
-            crops_of[path] = card_crop(images[path]) if path in images else None
+            quad = quads.get(path)
+            crops_of[path] = (warp_card(images[path], quad) if quad is not None
+                              else card_crop(images[path]) if path in images else None)
         return crops_of[path]
 
     results = []
@@ -285,7 +298,7 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) 
     for name, photos in sets.items():
         for path, label in photos:
             if path in images:
-                out_of_box.add(label, read_picture(base, images[path]))
+                out_of_box.add(label, read_picture(base, images[path], quads[path]))
     results.append(out_of_box.summary())
     log.info(describe(results[-1]))
     for looks in looks_list:
@@ -308,7 +321,7 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) 
                 one = Tally(other)
                 for path, label in other_photos:
                     if path in images:
-                        reading = read_picture(calibrated, images[path])
+                        reading = read_picture(calibrated, images[path], quads[path])
                         for t in (tally, pooled, one):
                             t.add(label, reading)
                 s1 = one.summary()
@@ -358,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
             log.info("calibrating from %d capture(s) per card", looks)
             profile = calibrate(base, args.deck, calibration_crops(args.deck, faces, looks))
             classifiers[f"after {looks} look(s)"] = CalibratedClassifier(base, profile, args.deck)
-        results += read_captures(args.deck, real, classifiers, args.captures)
+        results += read_captures(args.deck, faces, classifiers, args.captures)
     if args.deck == PHOTO_DECK and not args.no_photos and (real / PHOTO_FOLDER).is_dir():
         results += read_photos(real, base, args.photos_per_label or None)
     if args.json:
