@@ -1,6 +1,8 @@
 """The frame loop: camera frames -> placement detector -> table (rules + log) -> display, with the
 buttons drained between frames. During a calibration walk (menu: Calibrate, device/calibration.py)
-frames and buttons go to the walk instead, and its screens are shown.
+frames and buttons go to the walk instead, and its screens are shown. The table offers that walk itself (a
+first start with a deck never calibrated, a run of "not sure": device/table.py) where the loop
+has a walk to start.
 
 Nothing slow or fallible runs on this thread except the detector: the camera is read on its own
 thread (device/camera.py FrameSource) and the display is drawn on its own (device/display.py
@@ -67,6 +69,16 @@ class Appliance:
         self.stats = LoopStats()
         self.stopping = False
         self.t = 0.0
+
+    @property
+    def start_calibration(self):
+        return self._start_calibration
+
+    @start_calibration.setter
+    def start_calibration(self, start) -> None:
+        # The table offers the walk only where one can be started (a deck's vision may have none).
+        self._start_calibration = start
+        self.table.can_calibrate = start is not None
 
     def run(self) -> None:
         """Until a replay ends, the table asks to shut down, or `stopping` is set."""

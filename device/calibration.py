@@ -134,6 +134,12 @@ def kept_photos(folder: Path, deck: str, labels=None) -> dict:
     return crops
 
 
+def never_calibrated(deck: str, state_dir: str | Path) -> bool:
+    """No profile and no walk's photos kept for `deck`: the device has never learnt its look."""
+    path = profile_path(state_dir, deck)
+    return not path.exists() and not any(photos_folder(path).glob("*/*.png"))
+
+
 def load_stored(base, deck: str, state_dir: str | Path, rebuild: bool = True):
     """(classifier, problem or None): the base classifier read through the deck's stored profile
     if there is one and it fits. A profile refused (corrupt, or made for another model or look
