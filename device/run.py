@@ -210,7 +210,8 @@ def calibration_starter(detector, game: str, state_dir: Path):
 
     def start(pick: bool):
         base = getattr(detector.classifier, "base", detector.classifier)
-        return CalibrationFlow(base, deck, profile_path(state_dir, deck), pick=pick, background=True)
+        return CalibrationFlow(base, deck, profile_path(state_dir, deck), pick=pick, background=True,
+                               reader=detector.classifier)   # (read back as the game reads now)
 
     return start
 
