@@ -47,7 +47,7 @@ class LoopStats:
 class Appliance:
     def __init__(self, source: FrameSource, detector, table: Table, display: DisplayWorker,
                  buttons: Buttons, notifier: Notifier | None = None, held: list | None = None,
-                 start_calibration=None, vision_for=None, read_hand=None):
+                 start_calibration=None, vision_for=None, read_hand=None, first_start=None):
         self.source = source
         self.detector = detector
         self.table = table
@@ -64,6 +64,8 @@ class Appliance:
         # game -> (detector, start_calibration, problem or None): the vision of another deck; None: keep
         self.vision_for = vision_for
         # (image, classifier) -> (labels, unreadable count): a hand laid out under the camera
+        # game -> whether its deck is new here (device/run.py first_start): the walk is offered
+        self.first_start = first_start
         self.read_hand = read_hand or _read_hand
         self.presses: queue.Queue[ButtonPress] = queue.Queue()
         self.stats = LoopStats()
@@ -200,6 +202,8 @@ class Appliance:
             problem = str(error)
         if problem:
             self.table.show_problem("Vision", problem)
+        if self.start_calibration is not None and self.first_start is not None and self.first_start(game):
+            self.table.offer_calibration("new deck")   # a deck first played here, chosen in the menu
 
     def _calibration_step(self) -> None:
         """Start a walk the menu asked for; end a finished one (its classifier goes to the

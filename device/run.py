@@ -164,7 +164,8 @@ def _build(args: argparse.Namespace, config, detector, held: list):
     table.on_brightness = display.set_brightness
     appliance = Appliance(FrameSource(camera, config.camera), detector, table, display, buttons, held=held,
                           start_calibration=start_calibration,
-                          vision_for=vision_for(config, state_dir) if start_calibration else None)
+                          vision_for=vision_for(config, state_dir) if start_calibration else None,
+                          first_start=lambda game: first_start(table.match, None, settings, state_dir))
     if start_calibration and first_start(match, getattr(args, "profile", None), settings, state_dir):
         table.offer_calibration("new deck")     # (shown after the problems queued above)
     return appliance

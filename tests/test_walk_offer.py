@@ -190,6 +190,18 @@ def test_the_offer_shows_after_the_problems_queued_before_it(tmp_path, own_visio
     appliance.held[0].close()
 
 
+def test_a_deck_chosen_in_the_menu_and_never_learnt_is_offered_the_walk_too(tmp_path, own_vision):
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "settings.json").write_text('{"offered": ["flip7"]}')
+    game = "2 back hold\n" + "".join(f"{3 + k} next\n" for k in range(6)) + "9 ok\n10 next\n11 ok\n"  # Vengeance
+    # "New game" shows 3 s (to frame 56 at a replay's 15 fps), then the offer.
+    appliance = run.build(_args(tmp_path, 70, game + "60 ok\n"), DeviceConfig())
+    assert appliance.table.offer is None
+    appliance.run()
+    assert appliance.table.match.config.game == "flip7-vengeance" and len(own_vision.walks) == 1
+    assert _offered(tmp_path) == ["flip7", "flip7-vengeance"]
+
+
 # -- after a run of "not sure" -----------------------------------------------------------------------
 
 def _unsure(player: Player, times: int) -> None:
