@@ -34,8 +34,9 @@ keeps its samples.
 
 How the appliance wires it (device/table.py menu item and device/appliance.py frame loop, owned
 by the device engineer):
-  * on the menu's "Calibrate" item: flow = CalibrationFlow(base_classifier, deck, profile_path(state_dir, deck),
-    background=True) (device/run.py calibration_starter); ("Calibrate card": the same with pick=True)
+  * on the menu's "Calibrate" item, or the walk offered taken (device/table.py): flow =
+    CalibrationFlow(base_classifier, deck, profile_path(state_dir, deck), background=True,
+    reader=detector.classifier) (device/run.py calibration_starter); ("Calibrate card": pick=True)
   * while the flow runs: each frame -> flow.on_frame(image); each press -> flow.on_button(press);
     the display shows flow.screen() instead of the table's screen;
   * when flow.finished: if flow.result is not None, replace the detector's classifier with it
