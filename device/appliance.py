@@ -1,6 +1,8 @@
 """The frame loop: camera frames -> placement detector -> table (rules + log) -> display, with the
 buttons drained between frames. During a calibration walk (menu: Calibrate, device/calibration.py)
-frames and buttons go to the walk instead, and its screens are shown.
+frames and buttons go to the walk instead, and its screens are shown. The table offers that walk itself (a
+first start with a deck never calibrated, a run of "not sure": device/table.py) where the loop
+has a walk to start.
 
 Nothing slow or fallible runs on this thread except the detector: the camera is read on its own
 thread (device/camera.py FrameSource) and the display is drawn on its own (device/display.py
@@ -45,7 +47,7 @@ class LoopStats:
 class Appliance:
     def __init__(self, source: FrameSource, detector, table: Table, display: DisplayWorker,
                  buttons: Buttons, notifier: Notifier | None = None, held: list | None = None,
-                 start_calibration=None, vision_for=None, read_hand=None):
+                 start_calibration=None, vision_for=None, read_hand=None, first_start=None):
         self.source = source
         self.detector = detector
         self.table = table
@@ -62,11 +64,23 @@ class Appliance:
         # game -> (detector, start_calibration, problem or None): the vision of another deck; None: keep
         self.vision_for = vision_for
         # (image, classifier) -> (labels, unreadable count): a hand laid out under the camera
+        # game -> whether its deck is new here (device/run.py first_start): the walk is offered
+        self.first_start = first_start
         self.read_hand = read_hand or _read_hand
         self.presses: queue.Queue[ButtonPress] = queue.Queue()
         self.stats = LoopStats()
         self.stopping = False
         self.t = 0.0
+
+    @property
+    def start_calibration(self):
+        return self._start_calibration
+
+    @start_calibration.setter
+    def start_calibration(self, start) -> None:
+        # The table offers the walk only where one can be started (a deck's vision may have none).
+        self._start_calibration = start
+        self.table.can_calibrate = start is not None
 
     def run(self) -> None:
         """Until a replay ends, the table asks to shut down, or `stopping` is set."""
@@ -188,6 +202,8 @@ class Appliance:
             problem = str(error)
         if problem:
             self.table.show_problem("Vision", problem)
+        if self.start_calibration is not None and self.first_start is not None and self.first_start(game):
+            self.table.offer_calibration("new deck")   # a deck first played here, chosen in the menu
 
     def _calibration_step(self) -> None:
         """Start a walk the menu asked for; end a finished one (its classifier goes to the

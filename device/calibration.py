@@ -2,7 +2,8 @@
 its look (vision.adapt) and keeps the profile in the state directory.
 
 Screens (OLED): "CALIBRATE 3/22" / "show: 7 — ok" / "card seen", "hold still", "no card yet" or
-"take it away". A card is seen only once the picture has been still for a few frames
+"take it away"; under "card seen", what the device reads the card as now ("read as 7", "read: not
+sure", "read: no card"), so the user sees at a glance which cards the walk mends. A card is seen only once the picture has been still for a few frames
 (vision.placement.StillPicture): a photo taken as the hand lets go of the card, smeared or with
 fingers on it, would be the label's only sample. Buttons: `ok` takes the card lying in the deal
 zone for the label shown (only when a card is seen) and goes on; after a card is taken (or a
@@ -33,8 +34,9 @@ keeps its samples.
 
 How the appliance wires it (device/table.py menu item and device/appliance.py frame loop, owned
 by the device engineer):
-  * on the menu's "Calibrate" item: flow = CalibrationFlow(base_classifier, deck, profile_path(state_dir, deck),
-    background=True) (device/run.py calibration_starter); ("Calibrate card": the same with pick=True)
+  * on the menu's "Calibrate" item, or the walk offered taken (device/table.py): flow =
+    CalibrationFlow(base_classifier, deck, profile_path(state_dir, deck), background=True,
+    reader=detector.classifier) (device/run.py calibration_starter); ("Calibrate card": pick=True)
   * while the flow runs: each frame -> flow.on_frame(image); each press -> flow.on_button(press);
     the display shows flow.screen() instead of the table's screen;
   * when flow.finished: if flow.result is not None, replace the detector's classifier with it
@@ -134,6 +136,12 @@ def kept_photos(folder: Path, deck: str, labels=None) -> dict:
     return crops
 
 
+def never_calibrated(deck: str, state_dir: str | Path) -> bool:
+    """No profile and no walk's photos kept for `deck`: the device has never learnt its look."""
+    path = profile_path(state_dir, deck)
+    return not path.exists() and not any(photos_folder(path).glob("*/*.png"))
+
+
 def load_stored(base, deck: str, state_dir: str | Path, rebuild: bool = True):
     """(classifier, problem or None): the base classifier read through the deck's stored profile
     if there is one and it fits. A profile refused (corrupt, or made for another model or look
@@ -176,10 +184,14 @@ def load_stored(base, deck: str, state_dir: str | Path, rebuild: bool = True):
 
 
 class CalibrationFlow:
-    def __init__(self, base, deck: str, path: str | Path, pick: bool = False, background: bool = False):
+    def __init__(self, base, deck: str, path: str | Path, pick: bool = False, background: bool = False,
+                 reader=None):
         from rules.cards import DECKS
 
         self.base = base
+        # What the device reads cards with now (a stored profile's, else the model): a card seen is
+        # read back with it. (The walk learns over `base`, not a profile on top of a profile.)
+        self.reader = reader if reader is not None else base
         self.deck = deck
         self.path = Path(path)
         self.labels = list(DECKS[deck].labels)
@@ -192,6 +204,7 @@ class CalibrationFlow:
         self.learning: threading.Thread | None = None
         self.crops: dict[str, list] = {}
         self.current = None          # the crop of the card now lying still in view, or None
+        self.read_as = None          # ... and the reader's Prediction of it (once per still card)
         self.in_view = False         # a card is in view (still or not)
         self.cleared = True          # the zone was clear since the last card was taken
         self._still = None           # vision.placement.StillPicture, made at the first frame
@@ -217,7 +230,12 @@ class CalibrationFlow:
         quads = find_cards(frame_bgr)
         self.cleared = self.cleared or not quads
         self.in_view = bool(quads) and self.cleared
-        self.current = warp_card(frame_bgr, max(quads, key=cv2.contourArea)) if self.in_view and still else None
+        quad = max(quads, key=cv2.contourArea) if self.in_view and still else None
+        was_seen, self.current = self.current is not None, None if quad is None else warp_card(frame_bgr, quad)
+        if self.current is None:
+            self.read_as = None
+        elif not was_seen:      # read once as the placement detector would (not at every still frame)
+            self.read_as = self._read(frame_bgr, quad)
 
     def on_button(self, press: ButtonPress) -> None:
         if self.finished:
@@ -239,11 +257,11 @@ class CalibrationFlow:
         elif press.button == "ok":
             if self.current is not None:
                 self.crops.setdefault(self.labels[self.index], []).append(self.current)
-                self.current, self.in_view, self.cleared = None, False, False  # the next label needs the zone cleared first
+                self.current, self.read_as, self.in_view, self.cleared = None, None, False, False  # the next label needs the zone cleared first
                 self._advance()
         elif press.button == "next":
             if self.in_view:            # the card lying there was the skipped label's, not the next one's
-                self.current, self.in_view, self.cleared = None, False, False
+                self.current, self.read_as, self.in_view, self.cleared = None, None, False, False
             self._advance()
         elif press.button == "back":
             self.index = max(0, self.index - 1)
@@ -271,9 +289,24 @@ class CalibrationFlow:
             return ChoiceScreen("calibrate which card?", label, f"{self.index + 1}/{len(self.labels)}")
         seen = ("card seen" if self.current is not None else "hold still" if self.in_view
                 else "no card yet" if self.cleared else "take it away")
-        return MessageScreen(f"CALIBRATE {self.index + 1}/{len(self.labels)}", (f"show: {label} — ok", seen))
+        lines = (f"show: {label} — ok", seen)
+        if self.current is not None and self.read_as is not None:
+            reading = self.read_as
+            lines += (f"read as {reading.label}" if reading.label is not None else
+                      f"read: {reading.reason or 'not sure'}",)
+        return MessageScreen(f"CALIBRATE {self.index + 1}/{len(self.labels)}", lines)
 
     # -- inner -----------------------------------------------------------------------------------
+
+    def _read(self, frame_bgr, quad):
+        """The reader's reading of the card at `quad` (None if it fails: the walk goes on)."""
+        from vision.reading import read_cards
+
+        try:
+            return read_cards(self.reader, frame_bgr, [quad])[0]
+        except Exception:  # noqa: BLE001 - a read-back is a hint; the walk must not stop for it
+            log.exception("the card seen in the calibration walk could not be read back")
+            return None
 
     def _advance(self) -> None:
         self.index += 1

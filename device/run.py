@@ -13,6 +13,10 @@ A button script has lines `FRAME BUTTON [hold]`: press ok, next or back when fra
 is shown. With a replay camera the run ends when the frames end; --json then prints the game in
 the `tablemate replay --json` schema. The game is kept in STATE/game.txt (a table script) and
 resumes after a restart; --game/--players different from the kept game start a new one.
+
+At the first start with a deck that has no calibration (none kept in STATE, no --profile), the
+display offers the calibration walk before the first card ("NEW DECK?": ok learns it, next or a
+card plays on); the answer is kept in STATE/settings.json, so it is asked once per deck.
 """
 
 from __future__ import annotations
@@ -158,9 +162,24 @@ def _build(args: argparse.Namespace, config, detector, held: list):
     recording = args.display.startswith(("gif:", "png:"))
     display = DisplayWorker(open_display, render, settings.brightness, lossless=recording)
     table.on_brightness = display.set_brightness
-    return Appliance(FrameSource(camera, config.camera), detector, table, display, buttons, held=held,
-                     start_calibration=start_calibration,
-                     vision_for=vision_for(config, state_dir) if start_calibration else None)
+    appliance = Appliance(FrameSource(camera, config.camera), detector, table, display, buttons, held=held,
+                          start_calibration=start_calibration,
+                          vision_for=vision_for(config, state_dir) if start_calibration else None,
+                          first_start=lambda game: first_start(table.match, None, settings, state_dir))
+    if start_calibration and first_start(match, getattr(args, "profile", None), settings, state_dir):
+        table.offer_calibration("new deck")     # (shown after the problems queued above)
+    return appliance
+
+
+def first_start(match, profile: str | None, settings, state_dir: Path) -> bool:
+    """A deck that has never been calibrated here, at the start of a game, not offered the walk
+    before: the moment to offer it (a game under way is not interrupted; a `--profile` is one)."""
+    from device.calibration import never_calibrated
+    from rules.cards import GAME_DECKS
+
+    deck = GAME_DECKS[match.config.game]
+    return (not profile and not match.events and deck not in settings.offered
+            and never_calibrated(deck, state_dir))
 
 
 def games_with_a_model(config) -> tuple[str, ...]:
@@ -192,7 +211,8 @@ def calibration_starter(detector, game: str, state_dir: Path):
 
     def start(pick: bool):
         base = getattr(detector.classifier, "base", detector.classifier)
-        return CalibrationFlow(base, deck, profile_path(state_dir, deck), pick=pick, background=True)
+        return CalibrationFlow(base, deck, profile_path(state_dir, deck), pick=pick, background=True,
+                               reader=detector.classifier)   # (read back as the game reads now)
 
     return start
 

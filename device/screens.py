@@ -251,10 +251,15 @@ def _message(draw, s: MessageScreen) -> None:
         fill = 0
     size = _text_fit(draw, (WIDTH // 2, 2), s.title, 18, WIDTH - 4, fill=fill, anchor="mt")
     y = 4 + size + 2
-    lines = [line for text in s.lines for line in _wrap(draw, text, 11, WIDTH - 4)]
-    for line in lines[: max(1, (HEIGHT - y) // 12)]:
-        _text_fit(draw, (WIDTH // 2, y), line, 11, WIDTH - 4, fill=fill, anchor="mt")
-        y += 12
+    # Smaller type only when the lines would not fit (a long card name and its reading back, in
+    # the calibration walk); the last size's overflow is cut.
+    for text_size in (11, 9):
+        lines = [line for text in s.lines for line in _wrap(draw, text, text_size, WIDTH - 4)]
+        if len(lines) * (text_size + 1) <= HEIGHT - y:
+            break
+    for line in lines[: max(1, (HEIGHT - y) // (text_size + 1))]:
+        _text_fit(draw, (WIDTH // 2, y), line, text_size, WIDTH - 4, fill=fill, anchor="mt")
+        y += text_size + 1
 
 
 def _scores(draw, s: ScoresScreen) -> None:

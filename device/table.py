@@ -7,6 +7,13 @@ back one level of a choice, else undoes the last event after a confirm; `back` h
 What differs per game (cards to events, choices, turn screen, flashes) is in device/games.py. Every
 accepted event is in the log (fsync'ed) before any screen shows its effect. Times are the frame
 loop's clock (a replay's recording time), so a replayed game shows the same screens at any speed.
+
+The calibration walk is offered where the device can start one (`can_calibrate`): at the first
+start with a deck never calibrated (device/run.py; once per deck, kept in the settings), and after
+UNSURE_RUN readings in a row were "not sure". A deck the model reads badly is mended by one look at
+each card, and a user who has never heard of the menu's Calibrate would not find it. The offer
+shows once the messages queued before it have; `ok` takes it (the walk starts), `next` or `back`
+declines it, and so does a card read: the table went on playing, and the card is applied.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from device.buttons import ButtonPress
 from device.games import GAME_NAMES, Choice, flow_for
 from device.gamelog import GameLog, UnkeptLog
 from device.screens import ChoiceScreen, MenuScreen, MessageScreen, ScoresScreen
-from rules.cards import GAME_DECKS
+from rules.cards import DECKS, GAME_DECKS
 from rules.core import GameConfig, Notice, Refused
 from rules.events import Shuffle
 from rules.match import Match
@@ -36,13 +43,20 @@ CONFIRM_SECONDS = 8.0          # an undo or menu left alone this long goes back 
 MESSAGE_SECONDS = 3.0
 SEEN_SECONDS = 0.6             # a flash shown this long may give way to the next event
 CHOICE_JUMP = 5                # `next` held skips this many options (a count of cards drawn)
+# "Not sure" readings in a row before the walk is offered: one or two are a hand passing over or a
+# card half covered, and "show it again" mends them; three with no card read between is a deck
+# the model does not know.
+UNSURE_RUN = 3
+UNSURE_OFFER_SECONDS = CONFIRM_SECONDS   # the offer made mid-game gives the turn back after this
 
 
 @dataclass
 class Settings:
-    """What the menu changes, kept in the state directory across restarts."""
+    """What the menu changes, kept in the state directory across restarts; and the decks whose
+    calibration walk was offered at a first start (taken or not: a reboot does not ask again)."""
     brightness: int
     players: int
+    offered: tuple[str, ...] = ()
 
     @classmethod
     def load(cls, path: Path, brightness: int, players: int) -> "Settings":
@@ -64,16 +78,31 @@ class Settings:
             else:
                 log.error("settings %s: %s %r is not %d..%d: %d is used", path, name, value, low, high, default)
                 kept[name] = default
+        offered = data.get("offered", [])
+        if isinstance(offered, list) and all(isinstance(deck, str) for deck in offered):
+            kept["offered"] = tuple(offered)
+        else:      # (asked again at the next first start of a deck: no harm)
+            log.error("settings %s: offered %r is not a list of decks: none is taken as offered", path, offered)
         return cls(**kept)
 
     def save(self, path: Path) -> None:
-        write_atomically(path, json.dumps({"brightness": self.brightness, "players": self.players}) + "\n")
+        write_atomically(path, json.dumps({"brightness": self.brightness, "players": self.players,
+                                           "offered": sorted(self.offered)}) + "\n")
 
 
 @dataclass
 class Overlay:
     screen: object
     seconds: float
+    started: float | None = None     # set when it first shows
+
+
+@dataclass
+class Offer:
+    """The calibration walk offered: "new deck" (a first start) or "not sure" (a run of them)."""
+    why: str
+    screen: MessageScreen
+    seconds: float | None = None     # declined if left this long on screen; None: until answered
     started: float | None = None     # set when it first shows
 
 
@@ -106,6 +135,12 @@ class Table:
     refusals: list[LineError] = field(default_factory=list)
     # the turn screen, rebuilt only when the game changes (a summary with exact odds is not per-frame work)
     _turn_screen: tuple = (None, -1, None)   # (match, match.version, screen)
+    # The frame loop can start a calibration walk (the appliance sets it): only then is one offered.
+    can_calibrate: bool = False
+    offer: Offer | None = None
+    _offer_showing: bool = False     # the last screen was the offer: the buttons answer it
+    unsure_run: int = 0              # "not sure" readings in a row in play
+    unsure_offer_armed: bool = True  # a card read since the last offer after a run of them
 
     # ---- inputs -------------------------------------------------------------------------------
     @property
@@ -114,6 +149,9 @@ class Table:
 
     def on_card(self, label: str, t: float) -> None:
         self._drop_message("Card not sure")
+        self.unsure_run, self.unsure_offer_armed = 0, True
+        if self.offer is not None:         # the table plays on: that is the answer
+            self._answer_offer(False, "a card was played")
         event = self.flow.event_for_card(self.match.state, label)
         if event is None:
             log.info("card %s seen: nothing to do with it now", label)
@@ -142,11 +180,41 @@ class Table:
         self._drop_message("Card not sure")
         self.overlays.append(Overlay(MessageScreen("Card not sure", ("show it again",), inverted=True),
                                      MESSAGE_SECONDS))
+        if self.mode != "play":
+            return
+        self.unsure_run += 1
+        if self.unsure_run >= UNSURE_RUN and self.unsure_offer_armed and self.offer is None:
+            if self.offer_calibration("not sure"):
+                self.unsure_offer_armed = False     # declined: not again before a card is read
+
+    def offer_calibration(self, why: str) -> bool:
+        """Offer the calibration walk ("new deck": a first start; "not sure": a run of them) once
+        the messages queued now have shown; False where no walk can be started."""
+        if not self.can_calibrate:
+            return False
+        if why == "new deck":
+            cards = len(DECKS[self.deck].labels)
+            screen = MessageScreen("NEW DECK?", (f"ok: learn it ({cards} cards)", "next: play now"))
+            self.offer = Offer(why, screen)
+        else:
+            screen = MessageScreen("CARDS NOT SURE", ("ok: learn this deck", "next: play on"))
+            self.offer = Offer(why, screen, UNSURE_OFFER_SECONDS)
+        log.info("calibration walk offered (%s)", why)
+        return True
+
+    @property
+    def deck(self) -> str:
+        return GAME_DECKS[self.match.config.game]
 
     def on_button(self, press: ButtonPress, t: float) -> None:
         log.info("button %s", press)
         if self.mode != "play" and t - self.mode_since > CONFIRM_SECONDS:
             self.mode = "play"
+        # Only an offer on screen takes the buttons (ok is also "stop": one not seen yet must not
+        # start a walk); `back` held still opens the menu, the offer left for after it.
+        if self.mode == "play" and self._offer_open(t) and not (press.button == "back" and press.hold):
+            self._answer_offer(press.button == "ok", f"{press.button} pressed")
+            return
         handler = getattr(self, f"_button_{self.mode}")
         handler(press, t)
 
@@ -316,6 +384,25 @@ class Table:
             self.request = "shutdown"
             self.overlays = [Overlay(MessageScreen("Shutting down", ("unplug when the", "green light is off")), 60)]
 
+    def _offer_open(self, t: float) -> bool:
+        """The offer is on screen (and not left there too long: then it is declined)."""
+        offer = self.offer
+        if offer is None or not self._offer_showing:
+            return False
+        if offer.seconds is not None and offer.started is not None and t - offer.started >= offer.seconds:
+            self._answer_offer(False, "left unanswered")
+            return False
+        return True
+
+    def _answer_offer(self, take: bool, how: str) -> None:
+        offer, self.offer, self._offer_showing = self.offer, None, False
+        log.info("calibration walk %s (offered: %s; %s)", "taken" if take else "declined", offer.why, how)
+        if take:
+            self.request = "calibrate"
+        if offer.why == "new deck" and self.deck not in self.settings.offered:
+            self.settings.offered = tuple(self.settings.offered) + (self.deck,)
+            self._save_settings("the calibration offer")
+
     # ---- the game -----------------------------------------------------------------------------
     def _refused(self, line: str, reason: str) -> None:
         """Keep a refused event as `replay --json` reports a refused line: numbered as if the
@@ -373,6 +460,7 @@ class Table:
         self.refusals.clear()
         self.scores_since = None
         self.overlays.clear()
+        self.offer, self.unsure_run, self.unsure_offer_armed = None, 0, True   # (an offer made for the game before)
         self._close_choice()
         log.info("new game: %s, %s", config.game, " ".join(config.players))
         self._keep_again(quiet=True)
@@ -403,6 +491,7 @@ class Table:
         if self.mode != "play" and t - self.mode_since > CONFIRM_SECONDS:
             self.mode = "play"
             self.on_brightness(self.settings.brightness)
+        self._offer_showing = False
         if self.mode != "play":
             return self._mode_screen()
         while self.overlays:
@@ -412,6 +501,12 @@ class Table:
             if t - overlay.started < overlay.seconds:
                 return overlay.screen
             self.overlays.pop(0)
+        if self.offer is not None:
+            if self.offer.started is None:
+                self.offer.started = t
+            self._offer_showing = True
+            if self._offer_open(t):
+                return self.offer.screen
         if self.match.over:
             return self._scores(f"WINNER {self.match.winner}", t, "ok: new game")
         if self.scores_since is not None:
