@@ -135,18 +135,33 @@ def _deck(text: str) -> str:
     return GAME_DECKS[parse_script(text).config.game]
 
 
-def make_game_video(text: str, out: Path, seed: int = 2, split: str = "train", **hard_cases) -> GameVideo:
+def make_game_video(text: str, out: Path, seed: int = 2, split: str = "train", printed=None,
+                    **hard_cases) -> GameVideo:
     """The deal video (a folder of JPEG frames) and the button script for table script `text`,
     cached in `out` by a hash of everything that shapes them. `hard_cases` go to
     vision.synth.make_deal_video (p_on_top, p_pass, p_nudge, p_slide; its defaults otherwise).
-    An UNO Flip video films the discard pile and the hands laid out (shots_for_script)."""
+    An UNO Flip video films the discard pile and the hands laid out (shots_for_script).
+    `printed` (vision.printed.load_printed_faces) deals a real printed deck's faces, each as one
+    print run would look (vision.printed.printed_face), instead of the renderer's."""
     import cv2
     import numpy as np
 
     from vision.synth import make_deal_video
 
     shots = shots_for_script(text)
-    key = hashlib.sha256(json.dumps([text, seed, split, sorted(hard_cases.items()), SETTLE_FRAMES, PRESS_GAP, FPS]).encode()).hexdigest()[:12]
+    face_source = printed_tag = None
+    if printed:
+        from vision.printed import printed_digest, printed_face
+        from vision.render import CardStyle
+
+        face_rng = np.random.default_rng([seed, 7])
+        style = CardStyle.sample(face_rng, split)
+        printed_tag = printed_digest(printed)
+
+        def face_source(label):
+            return printed_face(printed, label, face_rng, style)
+    key = hashlib.sha256(json.dumps([text, seed, split, sorted(hard_cases.items()), SETTLE_FRAMES, PRESS_GAP, FPS]
+                                    + ([printed_tag] if printed_tag else [])).encode()).hexdigest()[:12]
     frames_dir = out / f"video-{key}"
     buttons_path = out / f"buttons-{key}.txt"
     done = frames_dir / "done.json"
@@ -156,7 +171,8 @@ def make_game_video(text: str, out: Path, seed: int = 2, split: str = "train", *
         return GameVideo(frames_dir, buttons_path, info["frames"], len(shots), info["presses"])
     landings = [shot.landing for shot in shots] if any(shot.landing for shot in shots) else None
     video = make_deal_video(np.random.default_rng(seed), [shot.label for shot in shots], deck=_deck(text),
-                            fps=FPS, split=split, **hard_cases, p_repeat=0.0, landings=landings)
+                            fps=FPS, split=split, **hard_cases, p_repeat=0.0, landings=landings,
+                            face_source=face_source)
     if len(video.events) != len(shots):
         raise RuntimeError("the deal video does not hold one placement per card")
     # After each card with buttons, pause on the last still frame before the table moves again.

@@ -52,6 +52,13 @@ def load_printed_faces(deck: str, folder: str | Path) -> PrintedFaces:
     return faces
 
 
+def printed_digest(faces: PrintedFaces) -> str:
+    """A short digest of the faces (their pixels, in label order): names what a cache was made of."""
+    import hashlib
+
+    return hashlib.sha256(b"".join(faces[k].tobytes() for k in sorted(faces))).hexdigest()[:10]
+
+
 def _inks_off(canvas: np.ndarray, style: CardStyle) -> np.ndarray:
     """The canvas with the style's hue shift, saturation and value factors (as its renderer
     jitters every ink), in HSV."""

@@ -666,8 +666,12 @@ def _ease(t):
 def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str = "flip7", size=(640, 480),
                     fps: int = 15, split: str = "train", *, p_on_top: float = 0.3, p_pass: float = 0.15,
                     p_nudge: float = 0.15, p_slide: float = 0.5, p_repeat: float = 0.1,
-                    landings: Sequence[str] | None = None) -> DealVideo:
+                    landings: Sequence[str] | None = None, face_source: FaceSource | None = None) -> DealVideo:
     """A deal of `labels`, one placement each, in order, with the hard cases mixed in.
+
+    face_source (label -> RGBA face, as render_card gives) draws each label's face once instead of
+    the deck's renderer (a printed deck: vision.printed.printed_face); it is called in the order
+    the labels are first dealt, so a seeded source gives the same video again.
 
     Per placement: with p_repeat the label is dealt twice in a row (an extra placement, so the
     events may hold more than len(labels) entries); the card lands on top of the previous one
@@ -691,7 +695,8 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
                          "after new-apart or apart")
     w, h = size
     style = CardStyle.sample(rng, split)
-    faces = {lab: render_card(deck, lab, rng, style) for lab in dict.fromkeys(labels)}
+    faces = {lab: face_source(lab) if face_source is not None else render_card(deck, lab, rng, style)
+             for lab in dict.fromkeys(labels)}
     background = make_surface(rng, size, split)
     light = light_field(rng, h, w)
     long_side = rng.uniform(150, 230)

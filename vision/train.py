@@ -113,10 +113,9 @@ def printed_tag(printed: dict | None, share: float) -> str:
     """The part of a cache's name that says which printed faces were dealt in, and how often."""
     if not printed or share <= 0:
         return ""
-    import hashlib
+    from vision.printed import printed_digest
 
-    digest = hashlib.sha256(b"".join(printed[k].tobytes() for k in sorted(printed))).hexdigest()[:10]
-    return f"-printed{digest}x{share:g}"
+    return f"-printed{printed_digest(printed)}x{share:g}"
 
 
 def cached_samples(deck: str, n: int, seed: int, split: str, printed: dict | None = None, printed_share: float = 0.0):
