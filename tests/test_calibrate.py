@@ -114,9 +114,14 @@ def test_profile_round_trip(tmp_path, profile, monkeypatch):
     assert profile.params == back.params == params_for(DECK)  # a new profile takes its deck's parameters
     assert back.model_sha256 == profile.model_sha256 and back.params == profile.params
     assert back.model_named == profile.model_named and back.model_agreement == profile.model_agreement
+    assert back.model_misnamed == profile.model_misnamed and set(profile.model_misnamed) == set(LABELS)
     np.testing.assert_allclose(back.embeddings, profile.embeddings, rtol=1e-3, atol=1e-3)  # float16 on disk
     np.testing.assert_array_equal(back.sample_labels, profile.sample_labels)
     np.testing.assert_array_equal(back.inks, profile.inks)
+    # Every crop shown is kept as its picture, both ways up, for the picture check.
+    assert len(profile.pictures) == len(profile.picture_hues) == len(profile.picture_labels) == 2 * len(LABELS)
+    np.testing.assert_allclose(back.pictures, profile.pictures, atol=1e-3)   # float16 on disk
+    np.testing.assert_array_equal(back.picture_labels, profile.picture_labels)
     assert profile.inks.shape == (len(LABELS), INK_DIM) and np.allclose(np.linalg.norm(profile.inks, axis=1), 1)
     assert all(profile.counts[label] == 1 for label in LABELS) and not profile.missing()
     # A profile written before the colour's weight existed reads with none.
@@ -128,6 +133,12 @@ def test_profile_round_trip(tmp_path, profile, monkeypatch):
     np.savez(tmp_path / "older.npz", **parts)
     assert Profile.load(tmp_path / "older.npz").params.colour_weight == 0.0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["older.npz", "p.npz"]  # no temporary file left
+    # Version 4, before the crops' pictures: read without them (and so without the picture check).
+    v4 = {k: v for k, v in parts.items() if not k.startswith("picture")}
+    v4["header"] = np.frombuffer(json.dumps({**header, "version": 4}).encode(), np.uint8)
+    np.savez(tmp_path / "v4.npz", **v4)
+    v4_profile = Profile.load(tmp_path / "v4.npz")
+    assert len(v4_profile.pictures) == 0 and v4_profile.model_misnamed is None and not v4_profile.model_trusted
     # Version 3, before the cards' inks: read without them, and with no weight on them.
     del header["params"]["ink_weight"], parts["inks"]
     header["version"] = 3
@@ -439,7 +450,8 @@ def _unit(v):
 
 def test_the_tuner_reads_the_ink_as_the_calibrated_classifier_does():
     """UNO Flip with the ink and the colour weighed in: the tuner's table (similarities cached once,
-    read under any weights) names what the device's reading of the same crops names."""
+    read under any weights) names what the device's reading of the same crops names before its
+    picture check (a gate after the scores the tuner weighs, not tuned by it)."""
     from dataclasses import replace
 
     from vision.adapt import CalibrationParams, describe, ink_signatures, model_alone_classes
@@ -456,7 +468,7 @@ def test_the_tuner_reads_the_ink_as_the_calibrated_classifier_does():
     y = np.array([y for y in test.y if y < 0 or DECKS[deck].labels[y] in keep])
     params = CalibrationParams(temperature=0.05, none_similarity=0.7, model_weight=8.0, min_confidence=0.4,
                                min_margin=0.2, colour_weight=0.25, ink_weight=0.5)
-    reading = CalibratedClassifier(model, replace(profile, params=params), deck)
+    reading = CalibratedClassifier(model, replace(profile, params=params), deck, picture_check=False)
     device = [DECKS[deck].labels.index(p.label) if p.label else -1 for p in read_both_ways(reading, crops)]
     device_probs = both_ways_probabilities(reading, crops)
     ways = []
@@ -1290,3 +1302,64 @@ def test_a_set_meets_the_targets_only_with_its_bound_and_few_none_crops_accepted
     assert not meets_targets({**good, "accuracy_bound": 0.987}, "foreign", 1, plain, 1.0)
     assert not meets_targets({**good, "none_accepted": 0.006}, "foreign", 1, plain, 1.0)
     assert not meets_targets({**good, "accuracy_bound": 0.995}, "foreign", 1, {1: 0.996, 3: 0.998}, 1.0)
+
+
+# -- the picture check -----------------------------------------------------------------------------
+
+def uno_faces(labels, seed=5):
+    from vision.render import render_card
+
+    rng = np.random.default_rng(seed)
+    return {label: np.ascontiguousarray(render_card("uno-flip", label, rng)[..., 2::-1]) for label in labels}
+
+
+def test_the_pictures_name_a_card_shown_again_either_way_up():
+    from vision.geometry import turned_half_round
+
+    model = CardClassifier.load("uno-flip")
+    faces = uno_faces(("red-5", "blue-5", "red-skip"))
+    reading = CalibratedClassifier(model, calibrate(model, "uno-flip", {k: [v] for k, v in faces.items()}), "uno-flip")
+    assert reading.picture_check
+    crops = list(faces.values()) + [turned_half_round(f) for f in faces.values()]
+    want = [model.spec.classes.index(label) for label in faces] * 2
+    assert list(reading.nearest_pictures(crops)) == want     # the red 5 and the blue 5 apart by their hue
+
+
+def test_a_reading_the_pictures_disagree_with_is_not_sure_and_one_they_agree_with_stands():
+    model = CardClassifier.load("uno-flip")
+    faces = uno_faces(("red-5", "blue-5", "red-skip"))
+    reading = CalibratedClassifier(model, calibrate(model, "uno-flip", {k: [v] for k, v in faces.items()}), "uno-flip")
+    classes = model.spec.classes
+    probs = np.zeros((2, len(classes)), np.float32)
+    probs[:, classes.index("blue-5")] = 0.9        # both read as the blue 5, for sure
+    probs[:, classes.index("red-5")] = 0.1
+    logits = np.zeros_like(probs)                   # the trained model names neither
+    checked = reading.pictures_agree(probs, [faces["red-5"], faces["blue-5"]], logits)
+    first, second = (reading.decide(p) for p in checked)
+    assert first.label is None and first.reason == NOT_SURE    # its picture is the red 5's
+    assert second.label == "blue-5"
+    np.testing.assert_array_equal(checked[1], probs[1])
+
+
+def test_a_profile_without_pictures_reads_without_the_check(base, profile):
+    old = dataclasses.replace(profile, pictures=None, picture_hues=None, picture_labels=None)
+    old.__post_init__()
+    reading = CalibratedClassifier(base, old, DECK)
+    assert not reading.picture_check and len(old.pictures) == 0
+    crops = [tight_crop(label) for label in ("3", "8", "freeze")]
+    np.testing.assert_array_equal(reading.probabilities(crops),
+                                  CalibratedClassifier(base, profile, DECK, picture_check=False).probabilities(crops))
+
+
+def test_the_model_stands_in_for_the_pictures_only_where_it_misnamed_no_crop_of_the_walk(profile):
+    ways = 2 * sum(profile.counts.values())
+    named = dict.fromkeys(profile.counts, 2)                # every crop named right, both ways up
+    clean = dataclasses.replace(profile, model_named=named, model_misnamed=dict.fromkeys(profile.counts, 0))
+    assert clean.model_trusted
+    one_wrong = dataclasses.replace(clean, model_misnamed={**clean.model_misnamed, "7": 1},
+                                    model_named={**named, "7": 1})
+    assert not one_wrong.model_trusted                      # one card named as another: its naming is no evidence
+    few = dict.fromkeys(profile.counts, 0)
+    few.update(dict.fromkeys(list(profile.counts)[:ways // 6], 2))   # a sixth of the crops named at all
+    assert not dataclasses.replace(clean, model_named=few).model_trusted
+

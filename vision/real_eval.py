@@ -20,10 +20,10 @@ ways up, a second look when not sure):
   profile learnt from that set's photos (one photo per label, and three where the set has them)
   reads every other set's. A photo whose card the locator cannot find is read as the whole image.
 
-Each calibrated photo figure also says how often the nearest calibration crop by normalised
-correlation and colour (template_features: a candidate for the one-look reading, not what the
-device does) is of the photo's own label, by set read. A third figure reads the captures at the
-card's true outline with the model alone: the gap
+Each calibrated figure is the device's reading (vision.adapt: the look network's, kept only
+where the card's pictures agree) and, beside it, the look network's alone ("without the picture
+check"): what the check costs in refusals and saves in wrong readings. A third figure reads the
+captures at the card's true outline with the model alone: the gap
 between it and "out of the box" is the locator's. For each: right among accepted, refused ("no card" and "not sure" apart), and the worst
 confusions. Nothing here is used to train or tune anything: the photos are held out entirely
 (classic UNO decks standing for UNO Flip's light side, labelled as the sets' manifests say), and
@@ -88,9 +88,6 @@ def describe(summary: dict) -> str:
         line += "; worst: " + ", ".join(summary["worst"])
     if summary.get("by_set"):
         line += "; by set read: " + "; ".join(f"{k} {v}" for k, v in summary["by_set"].items())
-    if summary.get("nearest_template_by_set"):
-        line += ("; nearest template right (a candidate, not the device's reading): "
-                 + "; ".join(f"{k} {v}" for k, v in summary["nearest_template_by_set"].items()))
     return line
 
 
@@ -222,48 +219,9 @@ def limited(photos: list, per_label: int | None) -> list:
     return out
 
 
-def template_features(crop) -> tuple[np.ndarray, np.ndarray]:
-    """A candidate for item 3 of the one-look reading, measured here before it is built: the crop
-    as a grey 32 x 44 template (blurred, zero mean, unit length, for normalised correlation) and a
-    hue histogram of its coloured pixels (unit length)."""
-    import cv2
-
-    grey = cv2.resize(cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY), (32, 44), interpolation=cv2.INTER_AREA)
-    grey = cv2.GaussianBlur(grey.astype(np.float32), (0, 0), 1.0).ravel()
-    grey = (grey - grey.mean()) / (np.linalg.norm(grey - grey.mean()) + 1e-6)
-    hsv = cv2.cvtColor(cv2.resize(crop, (42, 60), interpolation=cv2.INTER_AREA), cv2.COLOR_BGR2HSV)
-    coloured = (hsv[..., 1] > 80) & (hsv[..., 2] > 60)
-    hue = np.bincount(hsv[..., 0][coloured] // 6, minlength=30).astype(np.float32)
-    return grey, hue / (np.linalg.norm(hue) + 1e-6)
-
-
-def nearest_template_right(calibration: dict, photos: list, crop_of) -> tuple[int, int]:
-    """(right, read): photos whose nearest calibration crop (correlation both ways up, plus half
-    the hue histograms' cosine) is of their own label."""
-    from vision.geometry import turned_half_round
-
-    labels, upright, turned, hues = [], [], [], []
-    for label, crops in calibration.items():
-        for crop in crops:
-            grey, hue = template_features(crop)
-            labels.append(label)
-            upright.append(grey)
-            turned.append(template_features(turned_half_round(crop))[0])
-            hues.append(hue)
-    upright, turned, hues = np.stack(upright), np.stack(turned), np.stack(hues)
-    right = read = 0
-    for path, label in photos:
-        crop = crop_of(path)
-        if crop is None:
-            continue
-        grey, hue = template_features(crop)
-        score = np.maximum(upright @ grey, turned @ grey) + 0.5 * (hues @ hue)
-        right += labels[int(np.argmax(score))] == label
-        read += 1
-    return right, read
-
-
 def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) -> list[dict]:
+    """Out of the box, then after `looks` photos per card of each set in turn reading the others:
+    the device's reading and the look network's alone (without the picture check)."""
     from vision.adapt import CalibratedClassifier, calibrate
     from vision.calibrate_cmd import card_crop
     from vision.classify_cmd import read_image
@@ -303,6 +261,7 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) 
     log.info(describe(results[-1]))
     for looks in looks_list:
         pooled = Tally(f"photos, after {looks} look(s) at each card, every set in turn")
+        pooled_look = Tally(f"photos, after {looks} look(s) at each card, every set in turn, without the picture check")
         for name, photos in sets.items():
             crops = {}
             for path, label in photos:
@@ -312,29 +271,31 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) 
                         crops.setdefault(label, []).append(crop)
             if not crops or min(len(v) for v in crops.values()) < looks:
                 continue  # this set has fewer photos of some card than the looks asked for
-            calibrated = CalibratedClassifier(base, calibrate(base, PHOTO_DECK, crops), PHOTO_DECK)
+            profile = calibrate(base, PHOTO_DECK, crops)
+            calibrated = CalibratedClassifier(base, profile, PHOTO_DECK)
+            look_alone = CalibratedClassifier(base, profile, PHOTO_DECK, picture_check=False)
             tally = Tally(f"photos, calibrated from {name} ({looks} look(s)), reading the other sets")
             by_set = {}
             for other, other_photos in sets.items():
                 if other == name:
                     continue
-                one = Tally(other)
+                one, one_look = Tally(other), Tally(other)
                 for path, label in other_photos:
                     if path in images:
                         reading = read_picture(calibrated, images[path], quads[path])
                         for t in (tally, pooled, one):
                             t.add(label, reading)
-                s1 = one.summary()
-                by_set[other] = f"{s1['accepted'] - s1['wrong']} right, {s1['wrong']} wrong of {s1['read']}"
-            templates = {}
-            for other, other_photos in sets.items():
-                if other != name:
-                    right, read = nearest_template_right(crops, other_photos, crop_of)
-                    templates[other] = f"{right} of {read}"
-            results.append({**tally.summary(), "by_set": by_set, "nearest_template_by_set": templates})
+                        reading = read_picture(look_alone, images[path], quads[path])
+                        for t in (pooled_look, one_look):
+                            t.add(label, reading)
+                s1, s2 = one.summary(), one_look.summary()
+                by_set[other] = (f"{s1['accepted'] - s1['wrong']} right, {s1['wrong']} wrong of {s1['read']} "
+                                 f"(without the picture check {s2['accepted'] - s2['wrong']} right, {s2['wrong']} wrong)")
+            results.append({**tally.summary(), "by_set": by_set,
+                            "model_agreement": round(profile.model_agreement, 3)})
             log.info(describe(results[-1]))
         if pooled.rows:
-            results.append(pooled.summary())
+            results += [pooled.summary(), pooled_look.summary()]
     return results
 
 
@@ -371,6 +332,8 @@ def main(argv: list[str] | None = None) -> int:
             log.info("calibrating from %d capture(s) per card", looks)
             profile = calibrate(base, args.deck, calibration_crops(args.deck, faces, looks))
             classifiers[f"after {looks} look(s)"] = CalibratedClassifier(base, profile, args.deck)
+            classifiers[f"after {looks} look(s), without the picture check"] = CalibratedClassifier(
+                base, profile, args.deck, picture_check=False)
         results += read_captures(args.deck, faces, classifiers, args.captures)
     if args.deck == PHOTO_DECK and not args.no_photos and (real / PHOTO_FOLDER).is_dir():
         results += read_photos(real, base, args.photos_per_label or None)
