@@ -1,7 +1,8 @@
 """A real game end to end on the real printed deck: deal videos of the team's scans of the printed
 Flip 7 faces (vision.printed: each video one print run, on held-out tables, with stacks, hands
 passing over, twins and stops), generated at test time and never kept, played by `tablemate run`
-to the totals `tablemate replay` gives the same table script, out of the box and after a walk.
+to the totals `tablemate replay` gives the same table script, out of the box and after a walk;
+and the bundled UNO Flip round with the printed UNO Flip faces.
 
 The scans are not in the repo: a clone without the real decks beside it skips these tests."""
 
@@ -82,3 +83,26 @@ def test_a_printed_flip7_game_reads_through_after_a_walk(printed_faces, tmp_path
     appliance = play(video, tmp_path / "state", profile)
     assert appliance.table.match.summary() == expected_summary(SCRIPT)
     assert appliance.stats.placements == video.cards
+
+
+@pytest.mark.skipif(not (REAL / "uno-flip-art").is_dir(), reason=f"the real decks are not beside the repo ({REAL})")
+def test_a_printed_uno_flip_round_reads_through_out_of_the_box(tmp_path):
+    """The bundled UNO Flip round (examples/uno-flip-round.txt: the discard pile, hands laid out
+    and read at the round's end) with the printed UNO Flip faces, on held-out tables."""
+    from device import run
+    from device.config import DeviceConfig
+    from rules.script import parse_script
+    from vision.printed import load_printed_faces
+
+    text = (REPO / "examples" / "uno-flip-round.txt").read_text(encoding="utf-8")
+    config = parse_script(text).config
+    video = make_game_video(text, tmp_path / "video", seed=2, split="heldout",
+                            printed=load_printed_faces("uno-flip", REAL / "uno-flip-art"), p_pass=0.0, p_nudge=0.0)
+    args = SimpleNamespace(camera=f"replay:{video.frames_dir}", display="none", buttons=f"script:{video.buttons_path}",
+                           state=str(tmp_path / "state"), game=config.game, players=list(config.players), json=True,
+                           config=None)
+    appliance = run.build(args, DeviceConfig())
+    appliance.run()
+    assert appliance.table.match.summary() == expected_summary(text)
+    assert appliance.stats.placements == video.cards
+    assert appliance.stats.unsure == 0

@@ -37,21 +37,22 @@ def test_the_default_recipe_is_the_one_the_committed_model_was_trained_with(monk
         args.samples, args.epochs, args.located_samples, args.seed)
 
 
-@pytest.mark.parametrize("deck", ["uno-flip"])
-def test_decks_without_located_crops_train_on_the_base_recipe(monkeypatch, deck):
-    args = _resolved(monkeypatch, ["--deck", deck])
+def test_a_deck_without_a_recipe_of_its_own_trains_on_the_base_recipe(monkeypatch):
+    monkeypatch.delitem(train.DECK_RECIPES, "uno-flip")
+    args = _resolved(monkeypatch, ["--deck", "uno-flip"])
     assert (args.samples, args.epochs, args.located_samples, args.val_samples) == (40000, 18, 0, 3000)
     assert args.printed_share == 0.5
-    quick = _resolved(monkeypatch, ["--deck", deck, "--quick"])
+    quick = _resolved(monkeypatch, ["--deck", "uno-flip", "--quick"])
     assert (quick.samples, quick.epochs, quick.located_samples, quick.val_samples) == (10000, 6, 0, 1000)
 
 
-def test_flip7_recipe_deals_a_third_printed_faces_with_located_crops(monkeypatch):
-    args = _resolved(monkeypatch, ["--deck", "flip7"])
+@pytest.mark.parametrize("deck", ["flip7", "uno-flip"])
+def test_the_printed_decks_recipes_deal_a_third_printed_faces_with_located_crops(monkeypatch, deck):
+    args = _resolved(monkeypatch, ["--deck", deck])
     assert (args.samples, args.epochs, args.located_samples, args.printed_share) == (40000, 18, 12000, 0.3)
-    quick = _resolved(monkeypatch, ["--deck", "flip7", "--quick"])
+    quick = _resolved(monkeypatch, ["--deck", deck, "--quick"])
     assert (quick.samples, quick.epochs, quick.located_samples, quick.printed_share) == (10000, 6, 3000, 0.3)
-    assert _resolved(monkeypatch, ["--deck", "flip7", "--printed-share", "0.5"]).printed_share == 0.5
+    assert _resolved(monkeypatch, ["--deck", deck, "--printed-share", "0.5"]).printed_share == 0.5
 
 
 def test_vengeance_recipe_adds_located_crops_and_flags_override_it(monkeypatch):

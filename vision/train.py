@@ -42,6 +42,8 @@ DECK_RECIPES: dict[str, dict] = {
     # seen too seldom and six tests of the synthetic cases failed; a third, with crops at the
     # locator's larger errors (the printed faces' busy borders put its outline further off), passes.
     "flip7": {"located_samples": 12000, "printed_share": 0.3},
+    # The same for UNO Flip (models/uno-flip.md): half printed made it guess on other printings.
+    "uno-flip": {"located_samples": 12000, "printed_share": 0.3},
 }
 
 
