@@ -43,12 +43,14 @@ the reported figures; models/calibration.md):
   leans to it but is not sure, the crop is "not sure" (not read as a shown card it resembles);
 * the pictures must agree (version 5 profiles): each crop shown is also kept as a small picture
   (picture_template: grey 32 x 44 for normalised correlation, both ways up, and a hue histogram).
-  Where the reading names a shown label but the nearest kept picture is another label's, the two
-  are tied and the crop is "not sure". The look network generalises across printings and so lets
-  a card drift to a neighbour of the profile (after one look at a real deck, 1 in 4 of its
-  readings was wrong); the pixels of the user's own card do not, and the two rarely agree on the
-  same wrong card (vision.real_eval, models/calibration.md: on the camera photos of one physical
-  deck calibrated from another session of it, 0 wrong of the readings the check let through).
+  Where the reading names a shown label but the nearest kept picture is another label's, both
+  keep the lesser of their shares and the crop is "not sure" (pictures_agree); where the trained
+  model misnamed none of the walk's crops and names the card too, it stands in for the pictures
+  (Profile.model_trusted). The look network generalises across printings and so lets a card
+  drift to a neighbour of the profile; the pixels of the user's own card do not, and the two
+  rarely agree on the same wrong card (`python -m vision.real_eval --deck uno-flip`, figures in
+  models/calibration.md: one look at a physical deck read in another session, 5 wrong in 216
+  accepted with the check, 46 in 318 without).
 Version 2 profiles also compared the classifier's own features (its last feature map) and let
 the model vote with a fixed weight: features and vote carried a deck like the training family but
 blurred a foreign one, so the reject rule had to refuse a quarter to two thirds of foreign cards.
@@ -116,9 +118,9 @@ INK_WHITE_PATCH = (0.95, 0.35)   # the brightest 5 % of pixels are the light's w
 # picture_template: a crop as the grey picture a normalised correlation compares (blurred at
 # sigma 1: a locator's outline a pixel or two off must not matter; less its blur at PICTURE_LIGHT_SIGMA:
 # a lamp's fall-off across the card must not either) and its hue histogram, weighed in at
-# PICTURE_HUE_WEIGHT (two cards of one layout differ by their ink: UNO's red 5 / blue 5). Without
-# the light taken out, the nearest picture of one deck's photos in another session was right for
-# 39-85 % of them, with it 59-93 % (and on printed UNO Flip captures the check refused 87 %, now 75 %).
+# PICTURE_HUE_WEIGHT (two cards of one layout differ by their ink: UNO's red 5 / blue 5). Taking
+# the light out lowered the check's refusals on printed UNO Flip captures after one look from 87 %
+# to 75.5 % with the UNO Flip network before this one (vision.real_eval; models/calibration.md).
 PICTURE_LIGHT_SIGMA = 3.0
 PICTURE_SIZE = (32, 44)
 PICTURE_HUE_BINS = 30

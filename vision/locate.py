@@ -483,8 +483,9 @@ def _border_contrast(ycc: np.ndarray, quads: np.ndarray, step: float = 3.0) -> n
     the card's margin or the table beside it keeps one colour; a quad snapped onto table texture
     (a checkerboard's lines) has the same colour on both sides at many points and alternating
     colours on both. (Either side, not the margin alone: a printed Flip 7 card has ornaments
-    reaching its edges, its shells and rings, so its margin keeps one colour along only ~60 % of
-    a side; asking it of the margin alone missed 43 % of such cards lying on a plain table.)"""
+    reaching its edges, its shells and rings, so its margin keeps one colour along only part of
+    a side: `python -m vision.real_eval --deck flip7` counted 27 of its 88 held-out captures not
+    found with the margin alone, 14 with either side.)"""
     q = np.asarray(quads, np.float32)
     if len(q) == 0:
         return np.zeros(0, np.float32)

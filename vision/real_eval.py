@@ -25,10 +25,11 @@ where the card's pictures agree) and, beside it, the look network's alone ("with
 check"): what the check costs in refusals and saves in wrong readings. A third figure reads the
 captures at the card's true outline with the model alone: the gap
 between it and "out of the box" is the locator's. For each: right among accepted, refused ("no card" and "not sure" apart), and the worst
-confusions. Nothing here is used to train or tune anything: the photos are held out entirely
-(classic UNO decks standing for UNO Flip's light side, labelled as the sets' manifests say), and
-the printed faces enter training (`vision.train --printed-faces`) only on the "train" split's
-surfaces and seeds.
+confusions. Nothing here trains anything: the photos (classic UNO decks standing for UNO Flip's
+light side, labelled as the sets' manifests say) are never trained on, and the printed faces
+enter training (`vision.train --printed-faces`) only on the "train" split's surfaces and seeds.
+The picture check's design was chosen on the photos' figures, and the locator's border rule on
+the Flip 7 captures', so those are development figures (models/calibration.md says which).
 """
 
 from __future__ import annotations
