@@ -161,16 +161,25 @@ class DisplayWorker:
             self._wake.notify()
 
     def close(self) -> None:
-        """Draw what is pending, then close the display (files are written here)."""
+        """Draw what is pending, then close the display (files are written here), on the display's
+        own thread: a display is opened, drawn and closed by one thread (a Tk window belongs to
+        the thread that made it; an I2C transfer must not race its cleanup)."""
         with self._wake:
             self._closing = True
             self._wake.notify()
+        if self._thread.ident is None:      # never started: nothing was opened
+            return
         self._thread.join(timeout=10)
+        if self._thread.is_alive():
+            log.error("the display did not finish drawing within 10 s: left open")
+
+    def _close_display(self) -> None:
         if self._display is not None:
             try:
                 self._display.close()
             except OSError as error:
                 log.error("closing the display failed: %s", error)
+            self._display = None
 
     def _run(self) -> None:
         while True:
@@ -180,7 +189,7 @@ class DisplayWorker:
                     if self._display is None and self._last_posted is not None and time.monotonic() >= self._retry_at:
                         break  # a failed display: time to retry with the newest screen
                 if not self._pending and self._closing:
-                    return
+                    break
                 if self._pending:
                     job = self._pending.popleft()
                 elif self._last_posted is not None:
@@ -188,6 +197,7 @@ class DisplayWorker:
                 else:
                     continue
             self._draw(*job)
+        self._close_display()
 
     def _draw(self, screen, t: float) -> None:
         image = self._render(screen)
