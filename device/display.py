@@ -2,7 +2,7 @@
 
 A `Display` shows a 128x64 1-bit Pillow image and may raise OSError (an I2C error). Kinds, from
 the `--display` argument (`parse_display`): `oled` (device/display_oled.py, luma.oled SSD1306 or
-SH1106 over I2C), `window` (device/display_window.py, a Tk window, optional), `gif:PATH` and
+SH1106 over I2C), `window` (device/display_window.py, the laptop window: Tk, optional), `gif:PATH` and
 `png:DIR` (files, here) and `none`.
 
 `DisplayWorker` owns the display on its own thread with a latest-wins slot: the frame loop posts
@@ -99,9 +99,10 @@ class PngDisplay(Display):
         self._count += 1
 
 
-def parse_display(spec: str, config: DisplayConfig) -> Callable[[], Display]:
+def parse_display(spec: str, config: DisplayConfig, window=None) -> Callable[[], Display]:
     """A factory for the display named by `spec` (raises ValueError). A factory, not a display:
-    the worker calls it again to reopen a display that failed."""
+    the worker calls it again to reopen a display that failed. `window`: the laptop window
+    (device/display_window.py LaptopWindow, opened), which `window` shows the screens in."""
     kind, _, rest = spec.partition(":")
     if kind == "oled" and not rest:
         from device.display_oled import OledDisplay
@@ -110,7 +111,9 @@ def parse_display(spec: str, config: DisplayConfig) -> Callable[[], Display]:
     if kind == "window" and not rest:
         from device.display_window import WindowDisplay
 
-        return lambda: WindowDisplay(config)
+        if window is None:
+            raise ValueError("the window display needs the laptop window made first")
+        return lambda: WindowDisplay(window)
     if kind == "gif" and rest:
         display = GifDisplay(Path(rest))
         return lambda: display  # a file never fails in a way reopening would fix

@@ -242,7 +242,7 @@ class UnoFlipState:
     def turn_score(self) -> int:
         return 0
 
-    def bust_odds(self) -> None:
+    def bust_odds(self, player: str | None = None) -> None:
         return None
 
     def stop_allowed(self) -> bool:

@@ -39,3 +39,142 @@ def test_a_display_worker_never_started_closes_without_opening():
     worker = DisplayWorker(lambda: opened.append(1), render, 3)
     worker.close()
     assert opened == []
+
+
+# ---- the window under a virtual X server ----------------------------------------------------------
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _frames(folder: Path, count: int) -> Path:
+    import cv2
+
+    folder.mkdir()
+    for i in range(count):
+        cv2.imwrite(str(folder / f"{i:05d}.png"), np.full((120, 160, 3), 90, np.uint8))
+    return folder
+
+
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="no virtual X server here (xvfb-run: apt install xvfb)")
+def test_a_run_in_the_window_ends_cleanly_with_its_json_under_a_virtual_x_server(tmp_path):
+    frames = _frames(tmp_path / "frames", 30)
+    (tmp_path / "buttons.txt").write_text("3 next\n")
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    result = subprocess.run(
+        ["xvfb-run", "-a", sys.executable, "-m", "device.cli", "run", "--game", "flip7", "--players", "ann", "ben",
+         "--camera", f"replay:{frames}@30", "--display", "window", "--preview", "--buttons",
+         f"script:{tmp_path / 'buttons.txt'}", "--state", str(tmp_path / "state"), "--json"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert "main thread is not in main loop" not in result.stderr
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout)["players"] == ["ann", "ben"]
+
+
+# ---- the window's threads, with a stand-in for Tk (runs everywhere) -------------------------------
+
+import time
+import types
+
+
+class FakeTkinter(types.ModuleType):
+    """Records the thread of every call into 'Tk', as Tk would mind it."""
+
+    class TclError(Exception):
+        pass
+
+    def __init__(self):
+        super().__init__("tkinter")
+        self.threads: set[int] = set()
+        self.keys = None
+        self.shown: dict = {}
+        module = self
+
+        class Widget:
+            def __init__(self, *args, **kwargs):
+                module.threads.add(threading.get_ident())
+
+            def __getattr__(self, name):
+                def call(*args, **kwargs):
+                    module.threads.add(threading.get_ident())
+                    if name == "configure":
+                        module.shown.update(kwargs)
+                return call
+
+        class Tk(Widget):
+            def __init__(self):
+                super().__init__()
+                self._after, self._quit = [], False
+
+            def bind(self, sequence, handler):
+                module.threads.add(threading.get_ident())
+                module.keys = handler
+
+            def after(self, ms, handler):
+                module.threads.add(threading.get_ident())
+                self._after.append(handler)
+
+            def quit(self):
+                self._quit = True
+
+            def mainloop(self):
+                module.threads.add(threading.get_ident())
+                self._quit = False
+                while not self._quit and self._after:
+                    self._after.pop(0)()
+                    time.sleep(0.005)
+
+        self.Tk, self.Label, self.PhotoImage = Tk, Widget, Widget
+
+
+def test_the_window_keeps_tk_on_its_own_thread_while_the_loop_runs_on_another(monkeypatch):
+    from PIL import Image
+
+    from device.buttons import ButtonPress, WindowKeys
+    from device.display_window import LaptopWindow
+
+    tk = FakeTkinter()
+    monkeypatch.setitem(sys.modules, "tkinter", tk)
+    window = LaptopWindow()
+    window.open()
+    presses = []
+    keys = WindowKeys(window)
+    keys.start(presses.append)
+    loop_thread = []
+
+    def frame_loop():
+        loop_thread.append(threading.get_ident())
+        window.show_oled(Image.new("1", (128, 64)))
+        window.show_camera(np.zeros((48, 64, 3), np.uint8))
+        window.show_table("ann  total 0")
+        time.sleep(0.1)
+        window.close()                      # (the loop's end closes its resources: not Tk's thread)
+        tk.keys(types.SimpleNamespace(char="N"))   # a key typed while the loop runs
+
+    window.serve(frame_loop)
+    assert tk.threads == {threading.get_ident()} and loop_thread[0] != threading.get_ident()
+    assert tk.shown.get("text") == "ann  total 0" and "image" in tk.shown
+    assert presses == [ButtonPress("next", hold=True)]
+
+
+def test_a_frame_loop_that_fails_in_the_window_fails_the_run(monkeypatch):
+    from device.display_window import LaptopWindow
+
+    monkeypatch.setitem(sys.modules, "tkinter", FakeTkinter())
+    window = LaptopWindow()
+    window.open()
+
+    def frame_loop():
+        raise OSError("camera gone")
+
+    with pytest.raises(OSError, match="camera gone"):
+        window.serve(frame_loop)
