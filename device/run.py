@@ -118,6 +118,7 @@ def _build(args: argparse.Namespace, config, detector, held: list):
     from device.display import DisplayWorker, parse_display
     from device.screens import render
     from device.table import Settings, Table
+    from vision.files import write_atomically
 
     camera = parse_camera(args.camera, config.camera)
     if isinstance(camera, ReplayCamera):
@@ -129,12 +130,20 @@ def _build(args: argparse.Namespace, config, detector, held: list):
             raise ValueError(f"camera {args.camera}: {error}") from None
         finally:
             camera.close()
+    recorder = None
+    if getattr(args, "out", None) is not None:      # tablemate record
+        from device.record_cmd import Recorder, RecordingButtons, RecordingCamera
+
+        recorder = Recorder(args.out, camera.fps)
+        held.append(recorder)
     window = laptop_window(args, held)
     open_display = (parse_display(args.display, config.display, window=window) if window is not None
                     else parse_display(args.display, config.display))
     buttons = parse_buttons(args.buttons, config.buttons)
     if window is not None and isinstance(buttons, KeyboardButtons):
         buttons = WindowKeys(window)          # typed where the user looks
+    if recorder is not None:
+        camera, buttons = RecordingCamera(camera, recorder), RecordingButtons(buttons, recorder)
     state_dir = Path(args.state or os.environ.get("STATE_DIRECTORY", "").split(":")[0] or config.state_dir)
     try:
         if not state_dir.is_dir():
@@ -167,6 +176,10 @@ def _build(args: argparse.Namespace, config, detector, held: list):
                                                       state_dir)
         start_calibration = calibration_starter(detector, match.config.game, state_dir)
     game_log = game_log_for(state_dir, match, loaded, kept, unwritable)
+    if recorder is not None and kept and match.events:
+        write_atomically(recorder.beside("game-at-start.txt"), "\n".join(loaded.script) + "\n")
+        log.info("recording a game resumed from %s: a replay starts from %s (as STATE/game.txt)",
+                 state_dir, recorder.beside("game-at-start.txt"))
     table = Table(match, game_log, config.game.names, settings, settings_path,
                   flash_seconds=config.display.flash_seconds)
     if own_vision:
