@@ -127,7 +127,7 @@ class Preview:
 
     def draw(self, frame, detector):
         """The preview of `frame` (device.camera.Frame) with what `detector` knows lies there."""
-        cards = getattr(detector, "cards", ())
+        cards = getattr(detector, "cards_in_zone", ())
         return draw_preview(frame.image, cards, self.readings, frame.t, getattr(detector, "step", ""), frame.index)
 
 

@@ -85,6 +85,7 @@ class FlipTableState:
     game: str
     title: str                           # the game's name in refusals
     flip_odds_key: str                   # summary key of the odds while a dealing frame runs
+    winning_total = WINNING_TOTAL        # the game ends at a round that takes someone to it
     DECK = DECK
     LABELS = LABELS
     CARD_ID = CARD_ID
