@@ -9,6 +9,11 @@ a button script:
   tablemate run --game flip7 --players ann ben cat --camera replay:deal.mp4 \\
       --display gif:out/oled.gif --buttons script:buttons.txt --state /tmp/tm --json
 
+On a laptop, `--display window` shows the OLED beside the table (every player's row, total and bust
+odds, the rounds so far) and takes the keys typed in it (--buttons keyboard); `--preview` shows
+what the camera sees and what was found there, for setting the camera up, and `--preview-dir DIR`
+saves it (hardware.md). `tablemate record` is this run with the frames and presses recorded.
+
 A button script has lines `FRAME BUTTON [hold]`: press ok, next or back when frame FRAME (0-based)
 is shown. With a replay camera the run ends when the frames end; --json then prints the game in
 the `tablemate replay --json` schema. The game is kept in STATE/game.txt (a table script) and
