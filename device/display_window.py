@@ -117,7 +117,7 @@ class LaptopWindow:
             try:
                 self._root.mainloop()
             except KeyboardInterrupt:
-                self._closed()
+                self._closed("interrupted")
                 self._root.after(POLL_MS, poll)
         worker.join()
         self._update()
@@ -139,8 +139,8 @@ class LaptopWindow:
         except self._tk.TclError as error:
             log.error("window: %s", error)
 
-    def _closed(self) -> None:
-        log.info("window closed: stopping")
+    def _closed(self, how: str = "window closed") -> None:
+        log.info("%s: stopping", how)
         try:
             self._root.withdraw()
         except self._tk.TclError:

@@ -80,6 +80,59 @@ def test_a_run_in_the_window_ends_cleanly_with_its_json_under_a_virtual_x_server
     assert json.loads(result.stdout)["players"] == ["ann", "ben"]
 
 
+@pytest.mark.skipif(shutil.which("Xvfb") is None, reason="no virtual X server here (Xvfb: apt install xvfb)")
+def test_ctrl_c_in_the_window_ends_the_run_cleanly_with_its_json(tmp_path):
+    import signal
+    import time as clock
+
+    frames = _frames(tmp_path / "frames", 200)          # 20 s at 10 fps: stopped long before
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    command = [sys.executable, "-m", "device.cli", "run", "--game", "flip7", "--players", "ann", "ben", "--camera",
+               f"replay:{frames}@10", "--display", "window", "--buttons", "none", "--state", str(tmp_path / "state"),
+               "--json"]
+    # (xvfb-run would take the signal itself: the program runs under an X server of its own here)
+    read_end, write_end = os.pipe()          # Xvfb picks a free display and writes its number there
+    server = subprocess.Popen(["Xvfb", "-displayfd", str(write_end), "-nolisten", "tcp"], pass_fds=(write_end,),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write_end)
+    try:
+        with os.fdopen(read_end) as numbers:
+            display = ":" + numbers.readline().strip()
+        process = subprocess.Popen(command, cwd=REPO, env={**env, "DISPLAY": display}, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        clock.sleep(4.0)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        server.terminate()
+        server.wait()
+    assert process.returncode == 0, err[-2000:]
+    assert "interrupted: stopping" in err and json.loads(out)["players"] == ["ann", "ben"]
+
+
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="no virtual X server here (xvfb-run: apt install xvfb)")
+def test_keys_typed_in_the_window_are_the_buttons_under_a_virtual_x_server():
+    code = """
+from device.buttons import WindowKeys
+from device.display_window import LaptopWindow
+import time
+window = LaptopWindow()
+window.open()
+got = []
+WindowKeys(window).start(got.append)
+root = window._root
+root.after(100, lambda: [root.focus_force()] + [root.event_generate("<KeyPress>", keysym=k, when="tail")
+                                                for k in ("n", "Return", "B", "x")])
+window.serve(lambda: time.sleep(0.5))
+print(" ".join(str(press) for press in got))
+"""
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    result = subprocess.run(["xvfb-run", "-a", sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["next", "ok", "back", "held"]
+
+
 # ---- the window's threads, with a stand-in for Tk (runs everywhere) -------------------------------
 
 import time
