@@ -59,6 +59,7 @@ class Recorder:
                 raise ValueError(f"{out} is not an empty folder: record to a new one (nothing is written over), "
                                  f"or name a video file ending in {' or '.join(VIDEO_CODECS)}")
             self.buttons_path = out / "buttons.txt"
+        self._made_dir = not self.video and not out.exists()
         try:
             (out.parent if self.video else out).mkdir(parents=True, exist_ok=True)
             self._presses = open(self.buttons_path, "x", encoding="utf-8")
@@ -111,6 +112,12 @@ class Recorder:
         self._presses.close()
         if self._writer is not None:
             self._writer.release()
+        if not self.frames and not self.presses:   # (a run refused at its start: a retry finds the place free)
+            self.buttons_path.unlink(missing_ok=True)
+            if self._made_dir:
+                self.out.rmdir()
+            log.info("nothing recorded to %s", self.out)
+            return
         log.info("recorded %d frames (%.1f fps) to %s and %d presses to %s", self.frames,
                  self._fps(time.monotonic()), self.out, self.presses, self.buttons_path)
         log.info("replay it: tablemate run --camera replay:%s --buttons script:%s --state NEW_DIR (the same "

@@ -45,9 +45,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="pi | opencv:INDEX | replay:PATH[@FPS] (video file or image folder; @FPS "
                         "paces it in real time) (default: pi)")
     parser.add_argument("--display", default="oled", metavar="SPEC",
-                        help="oled | window | gif:PATH | png:DIR | none (default: oled)")
+                        help="oled | window (on a laptop: the OLED beside the table) | gif:PATH | png:DIR | "
+                        "none (default: oled)")
     parser.add_argument("--buttons", default="gpio", metavar="SPEC",
-                        help="gpio | keyboard | script:PATH | none (default: gpio)")
+                        help="gpio | keyboard (typed in the window, else on the terminal) | script:PATH | "
+                        "none (default: gpio)")
     parser.add_argument("--state", metavar="DIR", help="where the game log and settings are kept "
                         "(default: $STATE_DIRECTORY under systemd, else the config's state_dir)")
     parser.add_argument("--config", metavar="PATH", type=Path,

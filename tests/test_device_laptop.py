@@ -49,6 +49,14 @@ def test_a_recording_never_writes_over_one(tmp_path):
         Recorder(tmp_path / "old.mp4", 15)
 
 
+def test_a_recording_refused_at_its_start_leaves_its_place_free_for_the_next(tmp_path):
+    args = _replay_args(tmp_path, 5, "")
+    args.out, args.display = tmp_path / "evening", "nonsense"
+    with pytest.raises(ValueError, match="unknown display"):
+        run.build(args, DeviceConfig(), detector=ScriptedDetector({}))
+    assert not (tmp_path / "evening").exists()
+
+
 def test_a_recording_to_a_video_has_its_presses_beside_it(tmp_path):
     args = _replay_args(tmp_path, 12, "3 ok\n")
     args.out = tmp_path / "evening.avi"
