@@ -70,12 +70,13 @@ def draw_preview(image, cards=(), readings=(), t: float = 0.0, step: str = "", i
     thick = max(1, round(2 * size))
     scale = 0.45 * size
 
-    def label_at(quad, text, colour):
-        x, y = np.asarray(quad).reshape(4, 2).min(axis=0).astype(int)
-        cv2.putText(out, text, (int(x), max(12, int(y) - 4)), cv2.FONT_HERSHEY_SIMPLEX, scale, (0, 0, 0),
-                    thick + 2, cv2.LINE_AA)
-        cv2.putText(out, text, (int(x), max(12, int(y) - 4)), cv2.FONT_HERSHEY_SIMPLEX, scale, colour,
-                    thick, cv2.LINE_AA)
+    def label_at(quad, text, colour, below=0):
+        """`text` across the middle of the card (`below`: lines lower), outlined to read on any face."""
+        (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
+        cx, cy = np.asarray(quad, np.float32).reshape(4, 2).mean(axis=0)
+        at = (int(cx - tw / 2), int(cy + th / 2 + below * (th + 6)))
+        cv2.putText(out, text, at, cv2.FONT_HERSHEY_SIMPLEX, scale, (0, 0, 0), thick + 3, cv2.LINE_AA)
+        cv2.putText(out, text, at, cv2.FONT_HERSHEY_SIMPLEX, scale, colour, thick, cv2.LINE_AA)
 
     def outline(quad, colour, width):
         cv2.polylines(out, [np.asarray(quad, np.float32).reshape(4, 2).round().astype(np.int32)], True,
@@ -98,8 +99,8 @@ def draw_preview(image, cards=(), readings=(), t: float = 0.0, step: str = "", i
     for reading in recent:
         colour = GREEN if reading.label else RED
         outline(reading.quad, colour, thick + 1)
-        text = f"{reading.label} {reading.confidence:.2f}" if reading.label else "not sure: show it again"
-        label_at(reading.quad, text, colour)
+        text = f"read {reading.confidence:.2f}" if reading.label else "not sure: show it again"
+        label_at(reading.quad, text, colour, below=1)     # (under the card's label, drawn above)
     lines = [f"frame {index}  detector: {step or '-'}  cards in the zone: {len(cards)}"]
     lines += setup_figures(image, card_px)
     strip = round((len(lines) * 18 + 6) * size)
