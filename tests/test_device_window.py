@@ -231,3 +231,20 @@ def test_a_frame_loop_that_fails_in_the_window_fails_the_run(monkeypatch):
 
     with pytest.raises(OSError, match="camera gone"):
         window.serve(frame_loop)
+
+
+def test_the_window_shows_the_oled_crisp_pixel_for_pixel():
+    import io
+
+    from PIL import Image
+
+    from device.display_window import SCALE, LaptopWindow
+    from device.screens import TurnScreen
+
+    screen = render(Shown(TurnScreen("ann", 2, ("7", "freeze"), 7, 45, 0.31)))
+    window = LaptopWindow()                 # (no Tk needed: the picture handed to the window)
+    window.show_oled(screen)
+    shown = Image.open(io.BytesIO(window._slots["oled"]))
+    assert shown.size == (128 * SCALE, 64 * SCALE)
+    assert set(np.asarray(shown).ravel().tolist()) == {0, 255}   # no grey: not a smooth (blurred) resize
+    assert shown.resize((128, 64), Image.NEAREST).tobytes() == screen.convert("L").tobytes()
