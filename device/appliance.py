@@ -47,7 +47,7 @@ class LoopStats:
 class Appliance:
     def __init__(self, source: FrameSource, detector, table: Table, display: DisplayWorker,
                  buttons: Buttons, notifier: Notifier | None = None, held: list | None = None,
-                 start_calibration=None, vision_for=None, read_hand=None, first_start=None):
+                 start_calibration=None, vision_for=None, read_hand=None, first_start=None, view=None):
         self.source = source
         self.detector = detector
         self.table = table
@@ -67,6 +67,7 @@ class Appliance:
         # game -> whether its deck is new here (device/run.py first_start): the walk is offered
         self.first_start = first_start
         self.read_hand = read_hand or _read_hand
+        self.view = view            # device/laptop_view.py LaptopView: the window's panes, the preview pictures
         self.presses: queue.Queue[ButtonPress] = queue.Queue()
         self.stats = LoopStats()
         self.stopping = False
@@ -111,6 +112,7 @@ class Appliance:
                 self._calibration_step()
                 screen = self.calibration.screen() if self.calibration else self.table.screen(self.t)
                 self.display.post(Shown(screen, self._banner()), self.t)
+                self._show_view("on_table", self.table.match)
                 if self.source.read_blocked_for() < STUCK_READ_SECONDS:
                     self.notifier.watchdog()
         finally:
@@ -134,6 +136,7 @@ class Appliance:
                 log.exception("calibration failed on frame %d", frame.index)
             for press in self.buttons.due(frame.index):
                 self._press(press, frame.t)
+            self._show_view("on_frame", frame, [], self.detector)
             return
         if self.table.request == "scan hand":
             self._scan_hand(frame)
@@ -146,8 +149,19 @@ class Appliance:
             events = []
         self.stats.detect_seconds.append(time.perf_counter() - started)
         self._on_events(events, frame.t, frame.index)
+        self._show_view("on_frame", frame, events, self.detector)
         for press in self.buttons.due(frame.index):
             self._press(press, frame.t)
+
+    def _show_view(self, what: str, *args) -> None:
+        """Hand the laptop view what it shows; a fault there must not end the game."""
+        if self.view is None:
+            return
+        try:
+            getattr(self.view, what)(*args)
+        except Exception:
+            log.exception("the laptop view failed (%s)", what)
+            self.view = None
 
     def _on_events(self, events, t: float, index: int) -> None:
         """The detector's events, delivered with frame `index` (-1: at the end of the stream)."""

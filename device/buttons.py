@@ -1,7 +1,7 @@
 """Buttons behind one small interface: `ok`, `next` and `back`, each pressed briefly or held.
 
 Kinds, from the `--buttons` argument (`parse_buttons`): `gpio` (device/buttons_gpio.py, gpiozero),
-`keyboard` (stdin, here), `script:PATH` (a button script, here) and `none`. Live buttons call
+`keyboard` (stdin, here; typed in the laptop window when there is one: `WindowKeys`), `script:PATH` (a button script, here) and `none`. Live buttons call
 `post(ButtonPress)` from their own threads; the frame loop drains that queue. A button script is
 tied to frames instead (`due(frame_index)`), so a recorded game replays identically at any speed.
 """
@@ -126,6 +126,24 @@ class KeyboardButtons(Buttons):
             import termios
 
             termios.tcsetattr(sys.stdin, termios.TCSADRAIN, self._saved_tty)
+
+
+class WindowKeys(Buttons):
+    """The keyboard's keys typed in the laptop window (device/display_window.py), as on the
+    terminal: with a window, `keyboard` is read there, where the user looks and types."""
+
+    name = "keyboard (window)"
+
+    def __init__(self, window):
+        self._window = window
+
+    def start(self, post: Callable[[ButtonPress], None]) -> None:
+        keys = KeyboardButtons.KEYS
+        self._window.on_key = lambda char: post(keys[char]) if char in keys else None
+        log.info("keyboard buttons in the window: o/Enter = ok, n/Space = next, b/Backspace = back, O N B = held")
+
+    def close(self) -> None:
+        self._window.on_key = None
 
 
 def parse_buttons(spec: str, config: ButtonsConfig) -> Buttons:

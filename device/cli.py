@@ -16,6 +16,7 @@ SUBCOMMANDS = {
     "scan": ("vision.scan_cmd", "find and identify every card lying apart in one photo"),
     "calibrate": ("vision.calibrate_cmd", "learn your own deck's look from photos of each card (a profile)"),
     "run": ("device.run", "run the device: camera -> rules -> display and buttons"),
+    "record": ("device.record_cmd", "run the device and record the camera and the buttons, to replay later"),
 }
 
 

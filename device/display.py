@@ -2,7 +2,7 @@
 
 A `Display` shows a 128x64 1-bit Pillow image and may raise OSError (an I2C error). Kinds, from
 the `--display` argument (`parse_display`): `oled` (device/display_oled.py, luma.oled SSD1306 or
-SH1106 over I2C), `window` (device/display_window.py, a Tk window, optional), `gif:PATH` and
+SH1106 over I2C), `window` (device/display_window.py, the laptop window: Tk, optional), `gif:PATH` and
 `png:DIR` (files, here) and `none`.
 
 `DisplayWorker` owns the display on its own thread with a latest-wins slot: the frame loop posts
@@ -99,9 +99,10 @@ class PngDisplay(Display):
         self._count += 1
 
 
-def parse_display(spec: str, config: DisplayConfig) -> Callable[[], Display]:
+def parse_display(spec: str, config: DisplayConfig, window=None) -> Callable[[], Display]:
     """A factory for the display named by `spec` (raises ValueError). A factory, not a display:
-    the worker calls it again to reopen a display that failed."""
+    the worker calls it again to reopen a display that failed. `window`: the laptop window
+    (device/display_window.py LaptopWindow, opened), which `window` shows the screens in."""
     kind, _, rest = spec.partition(":")
     if kind == "oled" and not rest:
         from device.display_oled import OledDisplay
@@ -110,7 +111,9 @@ def parse_display(spec: str, config: DisplayConfig) -> Callable[[], Display]:
     if kind == "window" and not rest:
         from device.display_window import WindowDisplay
 
-        return lambda: WindowDisplay(config)
+        if window is None:
+            raise ValueError("the window display needs the laptop window made first")
+        return lambda: WindowDisplay(window)
     if kind == "gif" and rest:
         display = GifDisplay(Path(rest))
         return lambda: display  # a file never fails in a way reopening would fix
@@ -161,16 +164,25 @@ class DisplayWorker:
             self._wake.notify()
 
     def close(self) -> None:
-        """Draw what is pending, then close the display (files are written here)."""
+        """Draw what is pending, then close the display (files are written here), on the display's
+        own thread: a display is opened, drawn and closed by one thread (a Tk window belongs to
+        the thread that made it; an I2C transfer must not race its cleanup)."""
         with self._wake:
             self._closing = True
             self._wake.notify()
+        if self._thread.ident is None:      # never started: nothing was opened
+            return
         self._thread.join(timeout=10)
+        if self._thread.is_alive():
+            log.error("the display did not finish drawing within 10 s: left open")
+
+    def _close_display(self) -> None:
         if self._display is not None:
             try:
                 self._display.close()
             except OSError as error:
                 log.error("closing the display failed: %s", error)
+            self._display = None
 
     def _run(self) -> None:
         while True:
@@ -180,7 +192,7 @@ class DisplayWorker:
                     if self._display is None and self._last_posted is not None and time.monotonic() >= self._retry_at:
                         break  # a failed display: time to retry with the newest screen
                 if not self._pending and self._closing:
-                    return
+                    break
                 if self._pending:
                     job = self._pending.popleft()
                 elif self._last_posted is not None:
@@ -188,6 +200,7 @@ class DisplayWorker:
                 else:
                     continue
             self._draw(*job)
+        self._close_display()
 
     def _draw(self, screen, t: float) -> None:
         image = self._render(screen)

@@ -17,6 +17,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("script", metavar="SCRIPT", help="table-script file ('-' reads standard input)")
     parser.add_argument("--json", action="store_true", help="print one JSON object (the contract's schema)")
     parser.add_argument("--strict", action="store_true", help="stop at the first refused line")
+    parser.add_argument("--plot", metavar="OUT.png", help="also draw the totals by round as a PNG chart")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -36,6 +37,12 @@ def main(args: argparse.Namespace) -> int:
         print(f"tablemate replay: {args.script} is not a usable table script: {script.fatal}", file=sys.stderr)
         return 2
     result = replay_script(script, strict=args.strict)
+    if args.plot:
+        try:
+            plot_totals(result.match, args.plot)
+        except (OSError, ValueError) as error:
+            print(f"tablemate replay: cannot write the plot {args.plot}: {error}", file=sys.stderr)
+            return 2
     summary = result.match.summary()
     summary["errors"] = [e.to_json() for e in result.errors]
     if args.json:
@@ -91,3 +98,45 @@ def _option_text(option) -> str:
     if isinstance(option, list):
         return " ".join(map(str, option))
     return str(option)
+
+
+PLOT_SIZE = (900, 520)
+PLOT_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+                "#7f7f7f", "#bcbd22")
+
+
+def plot_totals(match, path) -> None:
+    """The totals by round of `match` as a PNG chart (Pillow; the OLED's end-of-game chart is the
+    same lines, device/screens.py)."""
+    from PIL import Image, ImageDraw
+
+    from device.screens import font, plot_lines, totals_by_round
+
+    series = totals_by_round(match.config.players, [r.scores for r in match.rounds])
+    target = match.state.winning_total
+    width, height = PLOT_SIZE
+    image = Image.new("RGB", PLOT_SIZE, "white")
+    draw = ImageDraw.Draw(image)
+    box = (70, 50, width - 190, height - 50)
+    rounds = max(1, len(match.rounds))
+    top = max([target] + [max(totals) for _, totals in series])
+    low = min([0] + [min(totals) for _, totals in series])
+    step = next(s for s in (10, 25, 50, 100, 250, 500, 1000, 10 ** 9) if (top - low) / s <= 10)
+    for value in range(low - low % step, top + 1, step):           # the grid and the axes' figures
+        y = box[3] - (box[3] - box[1]) * (value - low) / max(1, top - low)
+        draw.line((box[0], y, box[2], y), fill="#e5e5e5")
+        draw.text((box[0] - 8, y), str(value), font=font(14), fill="black", anchor="rm")
+    for i in range(rounds + 1):
+        x = box[0] + (box[2] - box[0]) * i / rounds
+        draw.text((x, box[3] + 8), str(i), font=font(14), fill="black", anchor="mt")
+    draw.text((box[0] + (box[2] - box[0]) / 2, height - 12), "round", font=font(14), fill="black", anchor="ms")
+    colours = [PLOT_COLOURS[i % len(PLOT_COLOURS)] for i in range(len(series))]
+    _, target_y = plot_lines(draw, box, series, target, colours, [4] + [3] * (len(series) - 1), "black")
+    draw.text((box[0] + 6, target_y - 4), f"{target} wins", font=font(14), fill="black", anchor="lb")
+    title = f"{match.config.game}: totals by round" + (f" (winner {match.winner})" if match.winner else "")
+    draw.text((box[0], 16), title, font=font(20), fill="black", anchor="lt")
+    for i, ((name, totals), colour) in enumerate(zip(series, colours)):   # the legend, leader first
+        y = box[1] + 24 * i
+        draw.line((box[2] + 20, y, box[2] + 50, y), fill=colour, width=4 if i == 0 else 3)
+        draw.text((box[2] + 58, y), f"{name} {totals[-1]}", font=font(16), fill="black", anchor="lm")
+    image.save(path, "PNG")

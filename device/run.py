@@ -9,6 +9,11 @@ a button script:
   tablemate run --game flip7 --players ann ben cat --camera replay:deal.mp4 \\
       --display gif:out/oled.gif --buttons script:buttons.txt --state /tmp/tm --json
 
+On a laptop, `--display window` shows the OLED beside the table (every player's row, total and bust
+odds, the rounds so far) and takes the keys typed in it (--buttons keyboard); `--preview` shows
+what the camera sees and what was found there, for setting the camera up, and `--preview-dir DIR`
+saves it (hardware.md). `tablemate record` is this run with the frames and presses recorded.
+
 A button script has lines `FRAME BUTTON [hold]`: press ok, next or back when frame FRAME (0-based)
 is shown. With a replay camera the run ends when the frames end; --json then prints the game in
 the `tablemate replay --json` schema. The game is kept in STATE/game.txt (a table script) and
@@ -40,15 +45,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="pi | opencv:INDEX | replay:PATH[@FPS] (video file or image folder; @FPS "
                         "paces it in real time) (default: pi)")
     parser.add_argument("--display", default="oled", metavar="SPEC",
-                        help="oled | window | gif:PATH | png:DIR | none (default: oled)")
+                        help="oled | window (on a laptop: the OLED beside the table) | gif:PATH | png:DIR | "
+                        "none (default: oled)")
     parser.add_argument("--buttons", default="gpio", metavar="SPEC",
-                        help="gpio | keyboard | script:PATH | none (default: gpio)")
+                        help="gpio | keyboard (typed in the window, else on the terminal) | script:PATH | "
+                        "none (default: gpio)")
     parser.add_argument("--state", metavar="DIR", help="where the game log and settings are kept "
                         "(default: $STATE_DIRECTORY under systemd, else the config's state_dir)")
     parser.add_argument("--config", metavar="PATH", type=Path,
                         help="TOML config (default: /etc/tablemate/config.toml if present)")
     parser.add_argument("--json", action="store_true",
                         help="at the end, print the game as JSON (the replay --json schema)")
+    parser.add_argument("--preview", action="store_true",
+                        help="show what the camera sees in the laptop window, with the cards found, each "
+                        "reading and its confidence, and figures for setting the camera up (height, focus, "
+                        "light, the deal zone); opens the window even with another display")
+    parser.add_argument("--preview-dir", metavar="DIR", type=Path,
+                        help="save that preview as DIR/FRAME.jpg: the first frame, each frame with a reading "
+                        "and one a second (for a bug report)")
     parser.add_argument("--profile", metavar="PROFILE",
                         help="calibration profile of your own deck (tablemate calibrate; default: the one "
                         "the menu's calibration kept in the state directory, if any)")
@@ -72,7 +86,12 @@ def main(args: argparse.Namespace) -> int:
         appliance.table.show_problem("Config error", problem.split(": ", 1)[-1])
     # systemctl stop (SIGTERM): leave the loop cleanly (display, camera and buttons closed).
     signal.signal(signal.SIGTERM, lambda signum, frame: setattr(appliance, "stopping", True))
-    appliance.run()
+    window = appliance.view.window if appliance.view is not None else None
+    if window is not None:
+        window.on_close = lambda: setattr(appliance, "stopping", True)
+        window.serve(appliance.run)        # (Tk stays on this thread; the loop runs on its own)
+    else:
+        appliance.run()
     table = appliance.table
     table.game_log.close()
     stats = appliance.stats
@@ -99,11 +118,14 @@ def build(args: argparse.Namespace, config, detector=None):
 
 def _build(args: argparse.Namespace, config, detector, held: list):
     from device.appliance import Appliance
-    from device.buttons import parse_buttons
+    from device.buttons import KeyboardButtons, WindowKeys, parse_buttons
+    from device.laptop_view import LaptopView
+    from device.preview import PreviewSaver
     from device.camera import CameraError, FrameSource, ReplayCamera, parse_camera
     from device.display import DisplayWorker, parse_display
     from device.screens import render
     from device.table import Settings, Table
+    from vision.files import write_atomically
 
     camera = parse_camera(args.camera, config.camera)
     if isinstance(camera, ReplayCamera):
@@ -115,8 +137,20 @@ def _build(args: argparse.Namespace, config, detector, held: list):
             raise ValueError(f"camera {args.camera}: {error}") from None
         finally:
             camera.close()
-    open_display = parse_display(args.display, config.display)
+    recorder = None
+    if getattr(args, "out", None) is not None:      # tablemate record
+        from device.record_cmd import Recorder, RecordingButtons, RecordingCamera
+
+        recorder = Recorder(args.out, camera.fps)
+        held.append(recorder)
+    window = laptop_window(args, held)
+    open_display = (parse_display(args.display, config.display, window=window) if window is not None
+                    else parse_display(args.display, config.display))
     buttons = parse_buttons(args.buttons, config.buttons)
+    if window is not None and isinstance(buttons, KeyboardButtons):
+        buttons = WindowKeys(window)          # typed where the user looks
+    if recorder is not None:
+        camera, buttons = RecordingCamera(camera, recorder), RecordingButtons(buttons, recorder)
     state_dir = Path(args.state or os.environ.get("STATE_DIRECTORY", "").split(":")[0] or config.state_dir)
     try:
         if not state_dir.is_dir():
@@ -149,6 +183,10 @@ def _build(args: argparse.Namespace, config, detector, held: list):
                                                       state_dir)
         start_calibration = calibration_starter(detector, match.config.game, state_dir)
     game_log = game_log_for(state_dir, match, loaded, kept, unwritable)
+    if recorder is not None and kept and match.events:
+        write_atomically(recorder.beside("game-at-start.txt"), "\n".join(loaded.script) + "\n")
+        log.info("recording a game resumed from %s: a replay starts from %s (as STATE/game.txt)",
+                 state_dir, recorder.beside("game-at-start.txt"))
     table = Table(match, game_log, config.game.names, settings, settings_path,
                   flash_seconds=config.display.flash_seconds)
     if own_vision:
@@ -166,9 +204,29 @@ def _build(args: argparse.Namespace, config, detector, held: list):
                           start_calibration=start_calibration,
                           vision_for=vision_for(config, state_dir) if start_calibration else None,
                           first_start=lambda game: first_start(table.match, None, settings, state_dir))
+    preview_dir = getattr(args, "preview_dir", None)
+    if window is not None or preview_dir:
+        appliance.view = LaptopView(window, getattr(args, "preview", False),
+                                    PreviewSaver(preview_dir) if preview_dir else None)
     if start_calibration and first_start(match, getattr(args, "profile", None), settings, state_dir):
         table.offer_calibration("new deck")     # (shown after the problems queued above)
     return appliance
+
+
+def laptop_window(args, held: list):
+    """The laptop window, made now (on this thread: Tk's), when `--display window` or
+    `--preview` asks for it; else None. No window possible: ValueError, said plainly."""
+    if args.display != "window" and not getattr(args, "preview", False):
+        return None
+    from device.display_window import LaptopWindow
+
+    window = LaptopWindow()
+    try:
+        window.open()
+    except RuntimeError as error:
+        raise ValueError(f"{error} (without a desktop: --display gif:PATH or none, --preview-dir DIR)") from None
+    held.append(window)
+    return window
 
 
 def first_start(match, profile: str | None, settings, state_dir: Path) -> bool:

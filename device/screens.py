@@ -289,7 +289,72 @@ def _menu(draw, s: MenuScreen) -> None:
         y += 12
 
 
+# ---- the totals by round (the end of a game; `tablemate replay --plot` draws the same) -----------
+
+@dataclass(frozen=True)
+class ChartScreen:
+    title: str                                   # "WINNER ann"
+    series: tuple[tuple[str, tuple[int, ...]], ...]   # (name, total after each round, from 0), leader first
+    target: int                                  # the total that wins (200, 500)
+    footer: str = ""
+
+
+CHART_LINES = 4              # more lines than this are not told apart on 128x64: the leaders'
+
+
+def totals_by_round(players, round_scores) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """(name, totals after each round starting at 0) for each player, the highest total first;
+    `round_scores`: each round's {name: score}."""
+    series = []
+    for name in players:
+        totals = [0]
+        for scores in round_scores:
+            totals.append(totals[-1] + scores.get(name, 0))
+        series.append((name, tuple(totals)))
+    return tuple(sorted(series, key=lambda item: -item[1][-1]))
+
+
+def plot_lines(draw, box, series, target: int, fills, widths, target_fill=1) -> tuple[list[tuple[float, float]], float]:
+    """Each series as a line in `box` (x0, y0, x1, y1), rounds across and 0..max(target, totals)
+    up, the target dotted; returns where each line ends and the target's height."""
+    x0, y0, x1, y1 = box
+    rounds = max(1, max(len(totals) for _, totals in series) - 1)
+    top = max([target] + [max(totals) for _, totals in series])
+    low = min([0] + [min(totals) for _, totals in series])      # (UNO Flip's totals never fall; Brutal's may)
+
+    def at(i, value):
+        return x0 + (x1 - x0) * i / rounds, y1 - (y1 - y0) * (value - low) / max(1, top - low)
+
+    ty = at(0, target)[1]
+    for x in range(int(x0), int(x1), 4):
+        draw.point((x, ty), fill=target_fill)
+    ends = []
+    for (_, totals), fill, width in zip(series, fills, widths):
+        points = [at(i, v) for i, v in enumerate(totals)]
+        draw.line(points if len(points) > 1 else points * 2, fill=fill, width=width)
+        ends.append(points[-1])
+    return ends, ty
+
+
+def _chart(draw, s: ChartScreen) -> None:
+    draw.rectangle((0, 0, WIDTH - 1, 11), fill=1)
+    _text_fit(draw, (WIDTH // 2, 6), s.title, 10, WIDTH - 4, fill=0, anchor="mm")
+    shown = s.series[:CHART_LINES]
+    bottom = HEIGHT - (13 if s.footer else 1)
+    ends, target_y = plot_lines(draw, (1, 15, WIDTH - 24, bottom), shown, s.target, [1] * len(shown),
+                                [2] + [1] * (len(shown) - 1))
+    draw.text((1, target_y + 2), str(s.target), font=font(8), fill=1, anchor="lt")
+    last = None
+    for (name, _), (_, y) in sorted(zip(shown, ends), key=lambda item: item[1][1]):   # top down, kept apart
+        y = max(y, 16) if last is None else max(y, last + 8)
+        last = min(y, bottom)
+        draw.text((WIDTH - 22, last), name[:4], font=font(8), fill=1, anchor="lm")
+    if s.footer:
+        draw.text((WIDTH // 2, HEIGHT - 1), s.footer, font=font(9), fill=1, anchor="md")   # (descenders kept)
+
+
 _RENDERERS = {
+    ChartScreen: _chart,
     TurnScreen: _turn,
     UnoScreen: _uno,
     FlashScreen: _flash,

@@ -27,7 +27,7 @@ from typing import Callable
 from device.buttons import ButtonPress
 from device.games import GAME_NAMES, Choice, flow_for
 from device.gamelog import GameLog, UnkeptLog
-from device.screens import ChoiceScreen, MenuScreen, MessageScreen, ScoresScreen
+from device.screens import ChartScreen, ChoiceScreen, MenuScreen, MessageScreen, ScoresScreen, totals_by_round
 from rules.cards import DECKS, GAME_DECKS
 from rules.core import GameConfig, Notice, Refused
 from rules.events import Shuffle
@@ -508,7 +508,7 @@ class Table:
             if self._offer_open(t):
                 return self.offer.screen
         if self.match.over:
-            return self._scores(f"WINNER {self.match.winner}", t, "ok: new game")
+            return self._game_over(t)
         if self.scores_since is not None:
             return self._scores(self.scores_title, t, "ok: play on")
         if self.scan_for is not None:
@@ -565,6 +565,17 @@ class Table:
         page = int(max(0.0, t - since) // SCORES_PAGE_SECONDS) % pages
         return ScoresScreen(title, rows[page * SCORE_ROWS_PER_PAGE:(page + 1) * SCORE_ROWS_PER_PAGE],
                             page, pages, footer)
+
+    def _game_over(self, t: float):
+        """The winner's scores, then a chart of the totals by round, in turn."""
+        since = self.scores_since if self.scores_since is not None else 0.0
+        pages = self._scores("", since, "").pages
+        shown = max(0.0, t - since) % ((pages + 1) * SCORES_PAGE_SECONDS)
+        title, footer = f"WINNER {self.match.winner}", "ok: new game"
+        if shown < pages * SCORES_PAGE_SECONDS:
+            return self._scores(title, since + shown, footer)
+        series = totals_by_round(self.match.config.players, [r.scores for r in self.match.rounds])
+        return ChartScreen(title, series, self.match.state.winning_total, footer)
 
     def _mode_screen(self):
         if self.mode == "undo":

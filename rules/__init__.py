@@ -9,8 +9,8 @@ A game is a fold of events (rules/events.py) over a state. One engine class per 
 - the view, by player name: `players`, `turn` (who the next card goes to or who decides; None
   while a choice is pending or when the game is over), `pending` (a `Pending` or None), `over`,
   `round`, `dealer`, `rows`, `status`, `totals` (list, seat order), `winner_name`, `results`
-  (list of RoundResult), `round_score(name)`, `turn_score()`, `bust_odds()` (None where the game
-  has none), `stop_allowed()`;
+  (list of RoundResult), `round_score(name)`, `turn_score()`, `bust_odds(player=None)` (the player
+  on turn's, or that player's were it theirs; None where the game has none), `stop_allowed()`, `winning_total` (the total that ends the game);
   at every moment exactly one of `over`, `turn is not None`, `pending is not None` holds;
 - `legal_events()`, `draw_pile() -> (labels, counts, total)` and `card_counts()` for random play;
 - `clone()`, `to_dict()` / `from_dict()` (JSON-able, versioned), `summary()` (the `state` object of

@@ -85,6 +85,7 @@ class FlipTableState:
     game: str
     title: str                           # the game's name in refusals
     flip_odds_key: str                   # summary key of the odds while a dealing frame runs
+    winning_total = WINNING_TOTAL        # the game ends at a round that takes someone to it
     DECK = DECK
     LABELS = LABELS
     CARD_ID = CARD_ID
@@ -515,9 +516,10 @@ class Flip7State(FlipTableState):
         purpose, by, options, card, _ = self.choice
         return Pending("target", self.players[by], tuple(self.players[i] for i in options), LABELS[card])
 
-    def bust_odds(self) -> float | None:
-        """Chance that the next card busts the player on turn; 0 while they hold a Second Chance."""
-        p = self.turn_index
+    def bust_odds(self, player: str | None = None) -> float | None:
+        """Chance that the next card busts the player on turn (or `player`, were it theirs); 0
+        while they hold a Second Chance."""
+        p = self.turn_index if player is None else self.players.index(player)
         if p < 0:
             return None
         if self.has_second_chance[p]:

@@ -128,6 +128,7 @@ def _symbol_words(face: int) -> str:
 
 class UnoFlipState:
     game = "uno-flip"
+    winning_total = WINNING_TOTAL
     __slots__ = ("players", "seat", "totals", "results", "round", "dealer_index", "over", "winner",
                  "side", "direction", "hands", "draw_left", "pile", "set_aside", "pile_faces",
                  "aside_faces", "top", "color", "phase", "turn_index", "owe", "challengeable",
@@ -242,7 +243,7 @@ class UnoFlipState:
     def turn_score(self) -> int:
         return 0
 
-    def bust_odds(self) -> None:
+    def bust_odds(self, player: str | None = None) -> None:
         return None
 
     def stop_allowed(self) -> bool:

@@ -152,11 +152,12 @@ class VengeanceState(FlipTableState):
             return f"{self.players[player]} holds The Zero and may not stop"
         return None
 
-    def bust_odds(self) -> float | None:
-        """Chance that the next card busts the player on turn by itself, from the cards left: a
-        number they hold, except an Unlucky 7 (never busts) and a second 13 beside a Lucky 13.
-        (A bust a Steal or Swap hands them is the action's effect, not counted.)"""
-        p = self.turn_index
+    def bust_odds(self, player: str | None = None) -> float | None:
+        """Chance that the next card busts the player on turn (or `player`, were it theirs) by
+        itself, from the cards left: a number they hold, except an Unlucky 7 (never busts) and a
+        second 13 beside a Lucky 13. (A bust a Steal or Swap hands them is the action's effect,
+        not counted.)"""
+        p = self.turn_index if player is None else self.players.index(player)
         if p < 0:
             return None
         counts, total = self.effective_deck()

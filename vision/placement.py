@@ -146,6 +146,11 @@ class PlacementDetector:
         self._owed = None                       # (frame, tiny, mid, index, burnt): a settled change to judge
 
     @property
+    def cards_in_zone(self) -> list[ZoneCard]:
+        """The cards known to lie in the zone now, bottom up (a copy: for a view of what was found)."""
+        return list(self._zone.cards)
+
+    @property
     def _known(self) -> list[ZoneCard]:
         """The cards known to lie in the zone, bottom up."""
         return self._zone.cards
