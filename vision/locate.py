@@ -10,9 +10,8 @@ Several independent cues propose outlines, and one geometric check judges them a
 Each contour's convex hull is reduced to a quadrilateral (polygon approximation, else the
 minimum-area rectangle). A hull no card fits may run round cards overlapping (a card across a
 card of like colour): each straight stretch of it as long as a card's side proposes the card
-standing on it, inwards, at a card's proportions, unless centred in a card already found. A
-candidate is kept when its area, aspect ratio (a card is 63 x 88 mm),
-corner angles and edge support (the share of its outline lying on image edges) fit a card.
+standing on it, inwards, at a card's proportions, unless centred in a smaller card already
+found. A candidate is kept when its area, aspect ratio (a card is 63 x 88 mm), corner angles and edge support (the share of its outline lying on image edges) fit a card.
 Overlapping duplicates are merged and quads nested in a bigger card (a card's printed inner
 frame) are dropped (a caller keeping one reading per place may ask to keep a quad turned
 inside another: which is the card, the classifier settles). The survivors' corners are
@@ -50,6 +49,9 @@ MIN_MASK_SHARE = 0.02
 FRAME_AREA_SHARE = 0.55
 # A quad inside a card holding less than this share of its area is a part of its picture.
 PICTURE_AREA_SHARE = 0.3
+# A side proposal centred in a card found already is tried only when it is this much larger
+# (the card found may be the numeral's frame or half the picture of the card the proposal is).
+LARGER_THAN_FOUND = 1.15
 
 
 @dataclass
@@ -59,13 +61,15 @@ class Candidate:
 
 
 def find_cards(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01, max_area_frac: float = 0.6,
-               min_support: float = 0.5, min_score: float = 0.6,
+               min_support: float = 0.5, min_score: float = 0.5,
                extra_mask: np.ndarray | None = None) -> list[np.ndarray]:
     """Quads (float32 (4, 2), TL TR BR BL, long side vertical) of the cards seen in the frame.
 
     min_area_frac / max_area_frac bound a card's area as a share of the frame; min_support is
     the share of a card's outline that must lie on image edges (fingers over a card lower it);
-    min_score also asks the colour to differ across the outline (support x contrast share).
+    min_score also asks the colour to differ across the outline (support x contrast share; 0.5:
+    a printed card's cream margin on a pale table under a shadow differs along only part of its
+    outline, and the classifier refuses what texture gets through).
     extra_mask (uint8, frame size, optional) marks where something new is, e.g. the change
     against the table as it was: its regions are outlines to try too, and a quad's score is
     scaled by the share of it lying in the mask, so the new card beats table texture around it;
@@ -77,7 +81,7 @@ def find_cards(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01, max_area_f
 
 
 def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
-                      max_area_frac: float = 0.6, min_support: float = 0.5, min_score: float = 0.6,
+                      max_area_frac: float = 0.6, min_support: float = 0.5, min_score: float = 0.5,
                       extra_mask: np.ndarray | None = None, keep_nested: bool = False) -> list[Candidate]:
     """find_cards with each quad's score. keep_nested: a quad and one turned inside it both
     stay, however they overlap (for a caller that reads every quad and keeps one reading per
@@ -137,8 +141,10 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
                          deep=True)
     # A hull no card fits may be cards overlapping, one outline round them all: each straight
     # stretch of it long enough to be a card's side proposes a card standing on it, inwards,
-    # unless centred in a card found already (a card's own hull proposes nothing more). With a
-    # change mask, only while the cards found leave some of the change unexplained.
+    # unless centred in a card found already and not much larger (a card's own hull proposes
+    # nothing more; a card found by its numeral's frame or half its picture does not hide its
+    # true outline). With a change mask, only while the cards found leave some of the change
+    # unexplained.
     if mask is None or _unexplained_share(mask, [c.quad for c in found]) > UNEXPLAINED:
         found += _found_on_sides(proposals, hull_quads, found, min_area, max_area, support_map, edges, ycc, mask,
                                  min_support, min_score)
@@ -180,8 +186,8 @@ def _judged(rough_quads, min_area, max_area, support_map, edges, ycc, mask, min_
             besides=(), limit: int = MAX_PROPOSALS, deep: bool = False) -> list[Candidate]:
     """The rough quads that are cards: sized and shaped like one, on edges (refined to them), with
     the colour differing across the outline; scored, with a change mask, by their share of it.
-    Rough quads centred in one of the quads `besides` are not tried; deep: sides are probed as
-    far inwards as outwards."""
+    Rough quads centred in one of the quads `besides` and not much larger are not tried; deep:
+    sides are probed as far inwards as outwards."""
     found: list[Candidate] = []
     if rough_quads:
         rough = np.stack(rough_quads)
@@ -199,7 +205,7 @@ def _judged(rough_quads, min_area, max_area, support_map, edges, ycc, mask, min_
             share = _shares(mask, rough) >= MIN_MASK_SHARE
             rough, areas, support = rough[share], areas[share], support[share]
         if besides and len(rough):
-            apart = ~_centres_inside(rough, np.stack(besides))
+            apart = ~_within_found(rough, areas, np.stack(besides))
             rough, areas, support = rough[apart], areas[apart], support[apart]
         if len(rough):
             kept = _dedupe([Candidate(q, s) for q, s in zip(rough, support.tolist())], 0.97, ROUGH_MIN_SUPPORT,
@@ -342,12 +348,14 @@ def _quads_from_hull(hull: np.ndarray) -> list[np.ndarray]:
     return quads
 
 
-def _centres_inside(quads: np.ndarray, outer: np.ndarray) -> np.ndarray:
-    """(N,) bool: the centre of each quad (N, 4, 2) lies inside one of the convex quads (M, 4, 2)."""
+def _within_found(quads: np.ndarray, areas: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """(N,) bool: each quad (N, 4, 2) is centred in one of the convex quads `found` (M, 4, 2) and
+    not much larger than it (LARGER_THAN_FOUND): a card already found, or a part of one."""
     c = quads.mean(axis=1)[:, None, None, :]                          # (N, 1, 1, 2)
-    a, b = outer[None], np.roll(outer, -1, axis=1)[None]              # (1, M, 4, 2) each
+    a, b = found[None], np.roll(found, -1, axis=1)[None]              # (1, M, 4, 2) each
     cross = (b[..., 0] - a[..., 0]) * (c[..., 1] - a[..., 1]) - (b[..., 1] - a[..., 1]) * (c[..., 0] - a[..., 0])
-    return ((cross >= 0).all(axis=2) | (cross <= 0).all(axis=2)).any(axis=1)
+    inside = (cross >= 0).all(axis=2) | (cross <= 0).all(axis=2)     # (N, M)
+    return (inside & (np.asarray(areas)[:, None] <= LARGER_THAN_FOUND * _areas(found)[None, :])).any(axis=1)
 
 
 def _quads_from_sides(hull: np.ndarray, min_side: float) -> list[np.ndarray]:
