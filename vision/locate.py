@@ -52,6 +52,9 @@ PICTURE_AREA_SHARE = 0.3
 # A side proposal centred in a card found already is tried only when it is this much larger
 # (the card found may be the numeral's frame or half the picture of the card the proposal is).
 LARGER_THAN_FOUND = 1.15
+# A card found doubled over a long side replaces the half found only when it scores this much
+# better (a card lying beside another of its size doubles too, onto its neighbour).
+DOUBLED_BETTER = 1.1
 
 
 @dataclass
@@ -151,6 +154,7 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
     # A change fitted as a card only counts where no card was found by its edges: a card that
     # moved a little leaves a card-shaped change too (old and new place together).
     found += [f for f in fitted if all(quad_iou(f.quad, c.quad) < 0.3 for c in found)]
+    found += _found_doubled(found, min_area, max_area, support_map, edges, ycc, mask, min_support, min_score)
     result = []
     for c in _suppress(found, keep_nested):
         quad = c.quad / scale if scale != 1.0 else c.quad
@@ -169,6 +173,23 @@ def _found_on_sides(proposals, hull_quads, found, min_area, max_area, support_ma
     sides = [quad for hull, fit in zip(proposals, fits) if not fit for quad in _quads_from_sides(hull, min_side)]
     return _judged(sides, min_area, max_area, support_map, edges, ycc, mask, min_support, min_score,
                    besides=[c.quad for c in found], limit=SIDE_PROPOSALS)
+
+
+def _found_doubled(found, min_area, max_area, support_map, edges, ycc, mask, min_support,
+                   min_score) -> list[Candidate]:
+    """Cards of which only half was found. Half a card cut across its long side is card-shaped
+    again (63 x 44 mm against 63 x 88: both near 1 : sqrt 2), and a card's picture splitting it
+    there (UNO's oval under a shadow's edge) outlines that half: each card found proposes itself
+    doubled over either long side, kept where it scores DOUBLED_BETTER times the half's score."""
+    doubled = []
+    for half in found:
+        q = order_corners(half.quad)         # TL TR BR BL, the long sides vertical
+        across = q[1] - q[0]
+        whole = [np.array([q[0], q[1] + across, q[2] + across, q[3]], np.float32),
+                 np.array([q[0] - across, q[1], q[2], q[3] - across], np.float32)]
+        doubled += [c for c in _judged(whole, min_area, max_area, support_map, edges, ycc, mask, min_support,
+                                       min_score) if c.score > DOUBLED_BETTER * half.score]
+    return doubled
 
 
 def _unexplained_share(mask: np.ndarray, quads) -> float:
