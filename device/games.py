@@ -62,7 +62,6 @@ def _by_player(pairs, make) -> tuple[Option, ...]:
 class FlipFlow:
     """Flip 7 and Vengeance (+ Brutal): a card turned is dealt; `ok` stops; choices of player,
     card, swap and the Brutal Flip 7 bonus."""
-    max_players = 18
     menu_items = ("New game", "Players", "Re-shuffle", "Calibrate", "Calibrate card", "Brightness", "Game",
                   "Shut down", "Back")
 
@@ -198,7 +197,6 @@ class UnoFlow:
     """UNO Flip: the camera watches the discard pile — a card landing is a play (the start card, or
     after a Flip the card now showing); `ok` draws; `next` offers pass, challenges, UNO calls and
     catches; after a wild the colour is chosen; at the end of a round each hand is read."""
-    max_players = 10
     menu_items = ("New game", "Players", "Calibrate", "Calibrate card", "Brightness", "Game", "Shut down",
                   "Back")
 

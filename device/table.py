@@ -29,7 +29,7 @@ from device.games import GAME_NAMES, Choice, flow_for
 from device.gamelog import GameLog, UnkeptLog
 from device.screens import ChoiceScreen, MenuScreen, MessageScreen, ScoresScreen
 from rules.cards import DECKS, GAME_DECKS
-from rules.core import GameConfig, Notice, Refused
+from rules.core import PLAYER_RANGES, GameConfig, Notice, Refused
 from rules.events import Shuffle
 from rules.match import Match
 from rules.script import UNDO, LineError, format_event
@@ -341,7 +341,8 @@ class Table:
     def _button_players(self, press: ButtonPress, t: float) -> None:
         self.mode_since = t
         if press.button == "next":
-            self.menu_value = self.menu_value + 1 if self.menu_value < self.flow.max_players else 2
+            low, high = self._players_range()
+            self.menu_value = self.menu_value + 1 if self.menu_value < high else low
         elif press.button == "ok":
             self.settings.players = self.menu_value
             self._save_settings("players")
@@ -444,7 +445,7 @@ class Table:
     def _new_game(self, players: tuple[str, ...], t: float, game: str | None = None) -> None:
         old = self.match.config
         game = game or old.game
-        players = tuple(players)[: flow_for(game).max_players]
+        players = tuple(players)[: self._players_range(game)[1]]
         config = GameConfig(game, players, options=dict(old.options) if game == old.game else {})
         try:
             new_log = self.game_log.next_game(config)
@@ -576,13 +577,20 @@ class Table:
             return ChoiceScreen("Game: new game", GAME_NAMES[self.games[self.menu_value]],
                                 f"{self.menu_value + 1}/{len(self.games)}")
         if self.mode == "players":
-            return ChoiceScreen("Players: new game", f"{self.menu_value} players", f"2-{self.flow.max_players}",
+            low, high = self._players_range()
+            return ChoiceScreen("Players: new game", f"{self.menu_value} players", f"{low}-{high}",
                                 " ".join(self.names[: self.menu_value]))
         if self.mode == "brightness":
             return ChoiceScreen("Brightness", f"{self.menu_value} of 4", "", "next: brighter")
         if self.mode == "confirm_new":
             return MessageScreen("New game?", ("ok: yes  back: no",))
         return MessageScreen("Shut down?", ("ok: yes  back: no",))
+
+    def _players_range(self, game: str | None = None) -> tuple[int, int]:
+        """The players the menu offers: the game's rule (rules.core PLAYER_RANGES), as many as
+        there are names."""
+        low, high = PLAYER_RANGES[game or self.match.config.game]
+        return low, min(high or len(self.names), len(self.names))
 
     def _menu_label(self, item: str) -> str:
         if item == "Players":
