@@ -137,15 +137,26 @@ def _swapped(n: Notice) -> FlashScreen:
     return FlashScreen("SWAP", f"{a} ⇄ {b}", f"{a} gets {lb}, {b} gets {la}")
 
 
+def counted(count: int, noun: str) -> str:
+    """`1 card`, `3 cards`."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def with_article(label: str) -> str:
+    """`a 7`, `an 8`, `an 11`, `an unlucky-7`: the article as the card is spoken (eight, eleven)."""
+    spoken_vowel = label.startswith(("8", "11", "18", "a", "e", "i", "o", "u"))
+    return f"{'an' if spoken_vowel else 'a'} {label}"
+
+
 FLASHES = {
     "bust": lambda n: FlashScreen("BUST!", n.player, f"a second {n.detail}"),
     "flip7": lambda n: FlashScreen("FLIP 7!", n.player, "+15"),
     "freeze": lambda n: FlashScreen("FREEZE", n.player, f"banks {n.detail}"),
-    "second_chance_used": lambda n: FlashScreen("2ND CHANCE", n.player, f"used on a {n.detail}"),
+    "second_chance_used": lambda n: FlashScreen("2ND CHANCE", n.player, f"used on {with_article(str(n.detail))}"),
     "second_chance_given": lambda n: FlashScreen("2ND CHANCE", n.player, "given"),
     "flip_three": lambda n: FlashScreen("FLIP 3", n.player, "takes 3 cards"),
-    "stop": lambda n: FlashScreen("STOPS", n.player, f"{n.detail} points"),
-    "shuffled": lambda n: FlashScreen("SHUFFLED", "", f"{n.detail} cards in the deck"),
+    "stop": lambda n: FlashScreen("STOPS", n.player, counted(n.detail, "point")),
+    "shuffled": lambda n: FlashScreen("SHUFFLED", "", f"{counted(n.detail, 'card')} in the deck"),
     # Vengeance
     "malus": lambda n: FlashScreen(f"MALUS {n.detail}", n.player, "gets it"),
     "unlucky_7": lambda n: FlashScreen("UNLUCKY 7", n.player, "discards the row"),
@@ -163,7 +174,7 @@ UNO_FLASHES = {
     "one_card": lambda n: FlashScreen("UNO?", n.player, "1 card, not called: catch?"),
     "uno": lambda n: FlashScreen("UNO!", n.player, "called"),
     "caught": lambda n: FlashScreen("CAUGHT", n.player, f"draws {n.detail}"),
-    "must_draw": lambda n: FlashScreen("DRAW", n.player, f"{n.detail} cards" if isinstance(n.detail, int)
+    "must_draw": lambda n: FlashScreen("DRAW", n.player, counted(n.detail, "card") if isinstance(n.detail, int)
                                        else f"until {n.detail}"),
     "skipped": lambda n: FlashScreen("SKIP", n.player or "everyone", "is skipped" if n.player else "plays again"),
     "reverse": lambda n: FlashScreen("REVERSE", "", n.detail),
@@ -172,7 +183,7 @@ UNO_FLASHES = {
     "color": lambda n: FlashScreen(n.detail.upper(), n.player, "named"),
     "challenge": lambda n: FlashScreen("GUILTY" if n.detail["guilty"] else "INNOCENT", n.detail["against"],
                                        f"challenged by {n.player}"),
-    "shuffled": lambda n: FlashScreen("SHUFFLED", "", f"{n.detail} cards to draw"),
+    "shuffled": lambda n: FlashScreen("SHUFFLED", "", f"{counted(n.detail, 'card')} to draw"),
     "set_aside": lambda n: FlashScreen("SET ASIDE", n.detail, "turn another card"),
     "hand_count": lambda n: FlashScreen("CHECK HAND", n.player,
                                         f"laid {n.detail['laid']}, expected {n.detail['tracked']}"),
@@ -236,7 +247,7 @@ class UnoFlow:
         """A hand read: count it, add the cards that did not fit under the camera, or read it again."""
         from rules.uno_flip import score_hand
 
-        cards = f"{len(labels)} card{'' if len(labels) == 1 else 's'}"
+        cards = counted(len(labels), "card")
         return Choice(f"{name}: {cards}, {score_hand(labels)} pts", (
             Option("done", Hand(name, labels), "ok: count it"),
             Option("more cards", f"scan {name}", "lay the rest, ok: read"),
