@@ -117,15 +117,32 @@ class FlipFlow:
         return MessageScreen("Can't stop" if isinstance(event, Stop) else "Refused", (refusal.reason,), True)
 
     def turn_screen(self, state, totals: dict[str, int]):
-        summary = state.summary()
-        turn = summary["turn"]
+        turn = state.summary()["turn"]
         if turn is None:
             return MessageScreen("Waiting", ("deal a card",))
-        row = tuple(summary["rows"][turn])
+        return self._row_screen(state, totals, turn)
+
+    def _row_screen(self, state, totals: dict[str, int], player: str, note: str | None = None) -> TurnScreen:
+        summary = state.summary()
+        row = tuple(summary["rows"][player])
         key = state.flip_odds_key
-        odds = summary.get(key, {}).get(turn, summary["bust_odds"].get(turn))
-        note = FLIP_NOTES[key] if key in summary else ("may not stop" if "zero" in row else "")
-        return TurnScreen(turn, summary["round"], row, state.round_score(turn), totals[turn], odds, note)
+        odds = summary.get(key, {}).get(player, summary["bust_odds"].get(player))
+        if note is None:
+            note = FLIP_NOTES[key] if key in summary else ("may not stop" if "zero" in row else "")
+        return TurnScreen(player, summary["round"], row, state.round_score(player), totals[player], odds, note)
+
+    def card_screen(self, rows_before: dict[str, list[str]], state, totals: dict[str, int]):
+        """The row a card just read joined, to be seen before the screen moves on (a misread is
+        caught now, not a turn later); None when no row grew (an action awaiting its target)."""
+        rows = state.summary()["rows"]
+        grew = [name for name, row in rows.items() if len(row) > len(rows_before.get(name, ()))]
+        if len(grew) != 1:
+            return None
+        return self._row_screen(state, totals, grew[0], "just read")
+
+    @staticmethod
+    def rows(state) -> dict[str, list[str]]:
+        return {name: list(row) for name, row in state.summary()["rows"].items()}
 
     def flash(self, n: Notice):
         maker = FLASHES.get(n.kind)
@@ -210,6 +227,13 @@ class UnoFlow:
     catches; after a wild the colour is chosen; at the end of a round each hand is read."""
     menu_items = ("New game", "Players", "Calibrate", "Calibrate card", "Brightness", "Game", "Shut down",
                   "Back")
+
+    @staticmethod
+    def rows(state) -> dict[str, list[str]]:
+        return {}
+
+    def card_screen(self, rows_before, state, totals):
+        return None      # the card played is the top card on the screen that follows
 
     def event_for_card(self, state, label: str):
         must = state.must()

@@ -61,3 +61,53 @@ def test_the_players_menu_offers_the_games_range(tmp_path, game, offered):
         p.press("next")
     assert seen == [f"{n} players" for n in offered[1:] + offered[:2]]
     assert p.table.screen(p.t).position == f"{offered[0]}-{offered[-1]}"
+
+
+# ---- hazards at the table ---------------------------------------------------------------------
+
+def test_a_card_landing_does_not_dismiss_the_undo_prompt(tmp_path):
+    p = Player(tmp_path, "flip7", ("ann", "ben"))
+    p.card("5")                     # ben (dealt first: left of the dealer, ann)
+    p.card("3")                     # ann; ben on turn
+    p.press("back")                 # "Undo? card 3"
+    p.card("7")                     # lands while the prompt is open
+    screen = p.table.screen(p.t)
+    assert screen.title == "Undo?" and screen.lines[0] == "card 3" and "1 card waiting" in screen.lines
+    p.press("ok")                   # meant for the prompt: card 3 undone, not ben stopping
+    assert p.log_lines()[-3:] == ["card 3", "undo", "card 7"]   # then the waiting card is played
+    assert p.table.match.state.rows["ann"] == ["7"] and p.table.match.state.status["ben"] == "active"
+
+
+def test_cards_wait_while_the_menu_is_open_and_are_played_when_it_closes(tmp_path):
+    p = Player(tmp_path, "flip7", ("ann", "ben"))
+    p.press("back hold")
+    p.card("5")
+    p.card("6")
+    assert p.table.screen(p.t).title == "MENU · 2 cards waiting"
+    assert p.table.match.events == []
+    p.press("back")                 # the menu closes
+    assert [line for line in p.log_lines() if line.startswith("card")] == ["card 5", "card 6"]
+
+
+def test_cards_waiting_are_played_when_the_menu_times_out(tmp_path):
+    from device.table import CONFIRM_SECONDS
+
+    p = Player(tmp_path, "flip7", ("ann", "ben"))
+    p.press("back hold")
+    p.card("5")
+    p.table.screen(p.t + CONFIRM_SECONDS + 1)
+    assert p.table.match.state.rows["ben"] == ["5"]
+
+
+def test_the_card_just_read_is_shown_in_the_row_it_joined(tmp_path):
+    from device.screens import TurnScreen
+
+    p = Player(tmp_path, "flip7", ("ann", "ben"))
+    p.card("5")                     # ben's (dealt first), then ann is dealt
+    screen = p.table.screen(p.t)
+    assert isinstance(screen, TurnScreen) and screen.player == "ben" and screen.row == ("5",)
+    assert screen.note == "just read"
+    p.card("3")
+    assert p.table.screen(p.t).player == "ann" and p.table.screen(p.t).row == ("3",)
+    later = p.shown()               # then the screen moves on: whose turn it is (ben)
+    assert isinstance(later, TurnScreen) and later.player == "ben" and later.note != "just read"
