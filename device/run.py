@@ -39,10 +39,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--camera", default="pi", metavar="SPEC",
                         help="pi | opencv:INDEX | replay:PATH[@FPS] (video file or image folder; @FPS "
                         "paces it in real time) (default: pi)")
-    parser.add_argument("--display", default="oled", metavar="SPEC",
-                        help="oled | window | gif:PATH | png:DIR | none (default: oled)")
-    parser.add_argument("--buttons", default="gpio", metavar="SPEC",
-                        help="gpio | keyboard | script:PATH | none (default: gpio)")
+    parser.add_argument("--display", metavar="SPEC",
+                        help="oled | window | gif:PATH | png:DIR | none (default: oled; on a machine "
+                        "with no I2C bus, a window if there is a desktop, else none)")
+    parser.add_argument("--buttons", metavar="SPEC",
+                        help="gpio | keyboard | script:PATH | none (default: gpio; on a machine with no "
+                        "GPIO, the keyboard)")
     parser.add_argument("--state", metavar="DIR", help="where the game log and settings are kept "
                         "(default: $STATE_DIRECTORY under systemd, else the config's state_dir)")
     parser.add_argument("--config", metavar="PATH", type=Path,
@@ -115,6 +117,7 @@ def _build(args: argparse.Namespace, config, detector, held: list):
             raise ValueError(f"camera {args.camera}: {error}") from None
         finally:
             camera.close()
+    args.display, args.buttons = what_this_machine_has(args.display, args.buttons, config)
     open_display = parse_display(args.display, config.display)
     buttons = parse_buttons(args.buttons, config.buttons)
     state_dir = Path(args.state or os.environ.get("STATE_DIRECTORY", "").split(":")[0] or config.state_dir)
@@ -169,6 +172,29 @@ def _build(args: argparse.Namespace, config, detector, held: list):
     if start_calibration and first_start(match, getattr(args, "profile", None), settings, state_dir):
         table.offer_calibration("new deck")     # (shown after the problems queued above)
     return appliance
+
+
+def what_this_machine_has(display: str | None, buttons: str | None, config) -> tuple[str, str]:
+    """The --display and --buttons asked for; those not asked for are the OLED and the GPIO
+    buttons where the machine has them, else (a laptop) a window or none and the keyboard, said
+    in one line."""
+    missing = []
+    if display is None:
+        from device.display_oled import oled_missing
+
+        why = oled_missing(config.display)
+        display = "oled" if why is None else ("window" if os.environ.get("DISPLAY") or
+                                              os.environ.get("WAYLAND_DISPLAY") else "none")
+        missing += [why] if why else []
+    if buttons is None:
+        from device.buttons_gpio import gpio_missing
+
+        why = gpio_missing()
+        buttons = "gpio" if why is None else "keyboard"
+        missing += [why] if why else []
+    if missing:
+        log.warning("%s: using --display %s and --buttons %s", "; ".join(missing), display, buttons)
+    return display, buttons
 
 
 def first_start(match, profile: str | None, settings, state_dir: Path) -> bool:
@@ -305,7 +331,11 @@ def game_log_for(state_dir: Path, match, loaded, kept: bool, unwritable: str | N
     if unwritable:
         return gamelog.UnkeptLog.start(path, match.config, unwritable, "unread" if loaded.unreadable else "no")
     if kept:
-        log.info("resuming the game in %s (%d events)", path, len(match.events))
+        from device.games import counted
+
+        log.info("resuming the %s game of %s kept in %s (round %d, %s; --state DIR keeps another)",
+                 match.config.game, " ".join(match.config.players), path, len(match.rounds) + 1,
+                 counted(len(match.events), "event"))
         return gamelog.GameLog(path)
     if path.exists() and path.stat().st_size:
         log.info("starting a new game (%s %s); the kept one is archived", match.config.game,

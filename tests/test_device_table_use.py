@@ -111,3 +111,60 @@ def test_the_card_just_read_is_shown_in_the_row_it_joined(tmp_path):
     assert p.table.screen(p.t).player == "ann" and p.table.screen(p.t).row == ("3",)
     later = p.shown()               # then the screen moves on: whose turn it is (ben)
     assert isinstance(later, TurnScreen) and later.player == "ben" and later.note != "just read"
+
+
+# ---- a laptop: no GPIO, no OLED ---------------------------------------------------------------
+
+def test_a_laptop_falls_back_to_the_keyboard_and_says_so_in_one_line(tmp_path, monkeypatch, caplog):
+    import logging
+
+    import device.buttons_gpio
+    import device.display_oled
+    from device.buttons import KeyboardButtons
+
+    monkeypatch.setattr(device.buttons_gpio, "gpio_missing", lambda: "no GPIO here (/dev/gpiochip*)")
+    monkeypatch.setattr(device.display_oled, "oled_missing", lambda config: "no OLED here (/dev/i2c-1)")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    args = _replay_args(tmp_path, 2, "")
+    args.display = args.buttons = None                  # as `tablemate run` with neither given
+    with caplog.at_level(logging.INFO):
+        appliance = run.build(args, DeviceConfig(), detector=ScriptedDetector({}))
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert said == ["no OLED here (/dev/i2c-1); no GPIO here (/dev/gpiochip*): using --display none and "
+                    "--buttons keyboard"]
+    assert isinstance(appliance.buttons, KeyboardButtons)
+    appliance.held[0].close()
+
+
+def test_the_machines_own_hardware_is_used_where_it_is_there(monkeypatch):
+    import device.buttons_gpio
+    import device.display_oled
+
+    monkeypatch.setattr(device.buttons_gpio, "gpio_missing", lambda: None)
+    monkeypatch.setattr(device.display_oled, "oled_missing", lambda config: None)
+    assert run.what_this_machine_has(None, None, DeviceConfig()) == ("oled", "gpio")
+    assert run.what_this_machine_has("none", "script:b.txt", DeviceConfig()) == ("none", "script:b.txt")
+
+
+def test_a_resumed_game_is_named_with_where_it_was_kept(tmp_path, caplog):
+    import logging
+
+    args = _replay_args(tmp_path, 6, "")
+    run.build(args, DeviceConfig(), detector=ScriptedDetector({1: "3"})).run()
+    again = tmp_path / "again"
+    again.mkdir()
+    args = _replay_args(again, 2, "")
+    args.state = str(tmp_path / "state")
+    with caplog.at_level(logging.INFO):
+        run.build(args, DeviceConfig(), detector=ScriptedDetector({})).held[0].close()
+    assert (f"resuming the flip7 game of ann ben cat kept in {tmp_path / 'state' / 'game.txt'} (round 1, 1 event; "
+            "--state DIR keeps another)") in caplog.messages
+
+
+def test_a_missing_button_script_is_named(tmp_path):
+    from device.buttons import parse_buttons
+    from device.config import ButtonsConfig
+
+    with pytest.raises(OSError, match=f"button script {tmp_path / 'nope.txt'}: No such file or directory"):
+        parse_buttons(f"script:{tmp_path / 'nope.txt'}", ButtonsConfig())
