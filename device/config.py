@@ -43,6 +43,7 @@ class DisplayConfig:
     rotate: int = 0           # 0..3, quarter turns, for a display mounted upside down
     brightness: int = 3       # 1..4, the menu changes it (kept in the state directory)
     flash_seconds: float = 1.6
+    advice: bool = True       # the turn screen's "+3.2 draw" hint: one more card's worth (rules/advice.py)
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,10 @@ it afresh).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from device.screens import FlashScreen, MessageScreen, TurnScreen, UnoScreen
+from rules.advice import one_more_card
 from rules.core import Notice, Refused
 from rules.events import (Bonus, Card, Caught, Challenge, Color, Draw, Hand, Pass, Penalize, Play, Start,
                           Stop, SwapCards, Take, Target, Top, Uno)
@@ -120,7 +121,7 @@ class FlipFlow:
         turn = state.summary()["turn"]
         if turn is None:
             return MessageScreen("Waiting", ("deal a card",))
-        return self._row_screen(state, totals, turn)
+        return replace(self._row_screen(state, totals, turn), advice=one_more_card(state))
 
     def _row_screen(self, state, totals: dict[str, int], player: str, note: str | None = None) -> TurnScreen:
         summary = state.summary()

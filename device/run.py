@@ -153,7 +153,7 @@ def _build(args: argparse.Namespace, config, detector, held: list):
         start_calibration = calibration_starter(detector, match.config.game, state_dir)
     game_log = game_log_for(state_dir, match, loaded, kept, unwritable)
     table = Table(match, game_log, config.game.names, settings, settings_path,
-                  flash_seconds=config.display.flash_seconds)
+                  flash_seconds=config.display.flash_seconds, advice=config.display.advice)
     if own_vision:
         table.games = games_with_a_model(config)
     if unwritable:

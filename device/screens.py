@@ -30,6 +30,7 @@ class TurnScreen:
     total: int                  # game total before this round
     bust_odds: float | None
     note: str = ""              # e.g. "FLIP 3: 2 left", "deal"
+    advice: float | None = None  # one more card's worth against stopping (rules.advice); None: not shown
 
 
 @dataclass(frozen=True)
@@ -157,13 +158,15 @@ def _row_text(row: tuple[str, ...]) -> str:
 # ---- screens ------------------------------------------------------------------------------------
 
 def _turn(draw, s: TurnScreen) -> None:
-    # Top: whose turn, as big as it fits; the round small on the right.
+    # Top: whose turn, as big as it fits; the round small on the right, under it a note or the
+    # one-more-card hint ("+3.2 draw" / "-4.1 stop": rules/advice.py; notes come where one cannot stop).
     right = f"R{s.round}"
-    _text_fit(draw, (0, 0), s.player.upper(), 20, WIDTH - int(draw.textlength(right, font=font(10))) - 4,
-              anchor="lt")
+    under = s.note or (f"{s.advice:+.1f} {'draw' if s.advice > 0 else 'stop'}" if s.advice is not None else "")
+    side = max(draw.textlength(right, font=font(10)), draw.textlength(under, font=font(9)))
+    _text_fit(draw, (0, 0), s.player.upper(), 20, WIDTH - int(side) - 4, anchor="lt")
     draw.text((WIDTH - 1, 0), right, font=font(10), fill=1, anchor="rt")
-    if s.note:
-        draw.text((WIDTH - 1, 11), s.note, font=font(9), fill=1, anchor="rt")
+    if under:
+        draw.text((WIDTH - 1, 11), under, font=font(9), fill=1, anchor="rt")
     # Middle: the row of cards.
     row = _row_text(s.row) or "no cards"
     _text_fit(draw, (0, 23), row, 13, WIDTH, anchor="lt")

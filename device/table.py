@@ -28,7 +28,7 @@ from typing import Callable
 from device.buttons import ButtonPress
 from device.games import GAME_NAMES, Choice, counted, flow_for
 from device.gamelog import GameLog, UnkeptLog
-from device.screens import ChoiceScreen, MenuScreen, MessageScreen, ScoresScreen
+from device.screens import ChoiceScreen, MenuScreen, MessageScreen, ScoresScreen, TurnScreen
 from rules.cards import DECKS, GAME_DECKS
 from rules.core import PLAYER_RANGES, GameConfig, Notice, Refused
 from rules.events import Shuffle
@@ -117,6 +117,7 @@ class Table:
     settings: Settings
     settings_path: Path
     flash_seconds: float = 1.6
+    advice: bool = True              # the turn screen shows one more card's worth (config display.advice)
     on_brightness: Callable[[int], None] = lambda level: None
     games: tuple[str, ...] = tuple(GAME_NAMES)   # what the "Game" menu item offers (those with a model)
     # for the frame loop: "shutdown", "calibrate", "calibrate card", "game" (the deck changed: new
@@ -548,6 +549,8 @@ class Table:
         match, version, screen = self._turn_screen
         if match is not self.match or version != self.match.version:
             screen = self.flow.turn_screen(self.match.state, self.match.totals)
+            if not self.advice and isinstance(screen, TurnScreen):
+                screen = dataclasses.replace(screen, advice=None)
             self._turn_screen = (self.match, self.match.version, screen)
         return screen
 

@@ -22,6 +22,8 @@ SCREENS = [
     FlashScreen("2ND CHANCE", "ann", "used on an 8"),
     MenuScreen("MENU", ("New game", "Players: 3", "Re-shuffle", "Calibrate"), 2),
     TurnScreen("ann", 3, ("12", "11", "10", "9", "8", "x2", "+10", "second-chance"), 60, 150, 0.62, "flip 3"),
+    TurnScreen("ann", 9, ("12", "11", "10"), 33, 195, 1.0, "", -12.5),
+    TurnScreen("ben", 2, ("3",), 3, -15, None, "", 4.2),
     TurnScreen("dan", 1, ("zero", "unlucky-7", "lucky-13", "lucky-13", "-10", "/2"), 0, -40, 0.1),
     UnoScreen("ann", "dark", "counterclockwise", "wild-draw-color", "pink", "play or draw", 7, "UNO? ben"),
 ]
