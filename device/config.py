@@ -182,6 +182,8 @@ def example_toml() -> str:
                 lines.append(f"{f.name} = [{', '.join(repr(v).replace(chr(39), chr(34)) for v in value)}]")
             elif isinstance(value, str):
                 lines.append(f'{f.name} = "{value}"')
+            elif isinstance(value, bool):
+                lines.append(f"{f.name} = {str(value).lower()}")     # (TOML's true / false)
             elif f.name == "i2c_address":
                 lines.append(f"{f.name} = 0x{value:02X}")
             else:

@@ -333,8 +333,8 @@ def game_log_for(state_dir: Path, match, loaded, kept: bool, unwritable: str | N
     if kept:
         from device.games import counted
 
-        log.info("resuming the %s game of %s kept in %s (round %d, %s; --state DIR keeps another)",
-                 match.config.game, " ".join(match.config.players), path, len(match.rounds) + 1,
+        log.info("resuming the game kept in %s: %s, %s, round %d, %s (--state DIR keeps another)",
+                 path, match.config.game, " ".join(match.config.players), len(match.rounds) + 1,
                  counted(len(match.events), "event"))
         return gamelog.GameLog(path)
     if path.exists() and path.stat().st_size:

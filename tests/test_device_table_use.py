@@ -158,8 +158,8 @@ def test_a_resumed_game_is_named_with_where_it_was_kept(tmp_path, caplog):
     args.state = str(tmp_path / "state")
     with caplog.at_level(logging.INFO):
         run.build(args, DeviceConfig(), detector=ScriptedDetector({})).held[0].close()
-    assert (f"resuming the flip7 game of ann ben cat kept in {tmp_path / 'state' / 'game.txt'} (round 1, 1 event; "
-            "--state DIR keeps another)") in caplog.messages
+    assert (f"resuming the game kept in {tmp_path / 'state' / 'game.txt'}: flip7, ann ben cat, round 1, 1 event "
+            "(--state DIR keeps another)") in caplog.messages
 
 
 def test_a_missing_button_script_is_named(tmp_path):
