@@ -60,6 +60,7 @@ evaluate: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/rules_bench.py
 	$(PY) bench/vengeance_bench.py
+	$(PY) bench/advice_bench.py
 	$(PY) bench/vision_bench.py
 	$(PY) bench/device_bench.py
 	$(PY) bench/hand_read_bench.py

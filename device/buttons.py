@@ -55,6 +55,8 @@ class ScriptButtons(Buttons):
         self._presses: dict[int, list[ButtonPress]] = {}
         try:
             text = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise OSError(f"button script {path}: {error.strerror or error}") from None
         except UnicodeDecodeError:
             raise ValueError(f"button script {path}: not a text file (lines 'FRAME ok|next|back [hold]')") from None
         for _, press_frame, press in parse_button_script(text, str(path)):

@@ -10,12 +10,19 @@ gpiozero picks its pin factory (lgpio on a Pi 5 / Bookworm); tests set
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Callable
 
 from device.buttons import ButtonPress, Buttons
 from device.config import ButtonsConfig
 
 log = logging.getLogger(__name__)
+
+
+def gpio_missing() -> str | None:
+    """Why this machine has no GPIO buttons (no GPIO chip: a laptop), or None. Asked before
+    gpiozero is, which on a laptop warns four times and then fails."""
+    return None if list(Path("/dev").glob("gpiochip*")) else "no GPIO here (/dev/gpiochip*)"
 
 
 class GpioButtons(Buttons):

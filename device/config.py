@@ -43,6 +43,7 @@ class DisplayConfig:
     rotate: int = 0           # 0..3, quarter turns, for a display mounted upside down
     brightness: int = 3       # 1..4, the menu changes it (kept in the state directory)
     flash_seconds: float = 1.6
+    advice: bool = True       # the turn screen's "+3.2 draw" hint: one more card's worth (rules/advice.py)
 
 
 @dataclass(frozen=True)
@@ -181,6 +182,8 @@ def example_toml() -> str:
                 lines.append(f"{f.name} = [{', '.join(repr(v).replace(chr(39), chr(34)) for v in value)}]")
             elif isinstance(value, str):
                 lines.append(f'{f.name} = "{value}"')
+            elif isinstance(value, bool):
+                lines.append(f"{f.name} = {str(value).lower()}")     # (TOML's true / false)
             elif f.name == "i2c_address":
                 lines.append(f"{f.name} = 0x{value:02X}")
             else:

@@ -248,6 +248,10 @@ def expected_summary(text: str) -> dict:
     return replay_script(parse_script(text)).match.summary()
 
 
+def _megabytes(folder: Path) -> float:
+    return sum(path.stat().st_size for path in folder.iterdir()) / 1e6
+
+
 def main(argv: list[str] | None = None) -> int:
     from device.logs import setup_logging
 
@@ -280,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in got["players"]:
         print(f"  {name:8} {got['totals'][name]:4}   (script: {want['totals'][name]})")
     print(f"OLED animation: {gif}   ({time.monotonic() - started:.0f} s)")
+    print(f"The deal video's frames ({_megabytes(video.frames_dir):.0f} MB) are kept in {video.frames_dir} "
+          f"for the next run (rm -r {video.frames_dir} frees them).")
     if (got["totals"], got["winner"], got["rounds"]) != (want["totals"], want["winner"], want["rounds"]):
         print("MISMATCH: the device's game differs from the table script", file=sys.stderr)
         for line in card_differences(text, (state / "game.txt").read_text(encoding="utf-8")):

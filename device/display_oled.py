@@ -7,11 +7,19 @@ OSError here too, so that the display worker reports and retries both the same w
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from device.config import DisplayConfig
 from device.display import HEIGHT, WIDTH, Display
 
 # Contrast for brightness levels 1..4; OLEDs age faster at full contrast, so the default is 3.
 CONTRAST = {1: 0x08, 2: 0x40, 3: 0x9F, 4: 0xFF}
+
+
+def oled_missing(config: DisplayConfig) -> str | None:
+    """Why this machine has no OLED to drive (no I2C bus: a laptop), or None."""
+    bus = Path(f"/dev/i2c-{config.i2c_bus}")
+    return None if bus.exists() else f"no OLED here ({bus})"
 
 
 class OledDisplay(Display):

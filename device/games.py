@@ -11,9 +11,10 @@ it afresh).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from device.screens import FlashScreen, MessageScreen, TurnScreen, UnoScreen
+from rules.advice import one_more_card
 from rules.core import Notice, Refused
 from rules.events import (Bonus, Card, Caught, Challenge, Color, Draw, Hand, Pass, Penalize, Play, Start,
                           Stop, SwapCards, Take, Target, Top, Uno)
@@ -62,7 +63,6 @@ def _by_player(pairs, make) -> tuple[Option, ...]:
 class FlipFlow:
     """Flip 7 and Vengeance (+ Brutal): a card turned is dealt; `ok` stops; choices of player,
     card, swap and the Brutal Flip 7 bonus."""
-    max_players = 18
     menu_items = ("New game", "Players", "Re-shuffle", "Calibrate", "Calibrate card", "Brightness", "Game",
                   "Shut down", "Back")
 
@@ -118,15 +118,32 @@ class FlipFlow:
         return MessageScreen("Can't stop" if isinstance(event, Stop) else "Refused", (refusal.reason,), True)
 
     def turn_screen(self, state, totals: dict[str, int]):
-        summary = state.summary()
-        turn = summary["turn"]
+        turn = state.summary()["turn"]
         if turn is None:
             return MessageScreen("Waiting", ("deal a card",))
-        row = tuple(summary["rows"][turn])
+        return replace(self._row_screen(state, totals, turn), advice=one_more_card(state))
+
+    def _row_screen(self, state, totals: dict[str, int], player: str, note: str | None = None) -> TurnScreen:
+        summary = state.summary()
+        row = tuple(summary["rows"][player])
         key = state.flip_odds_key
-        odds = summary.get(key, {}).get(turn, summary["bust_odds"].get(turn))
-        note = FLIP_NOTES[key] if key in summary else ("may not stop" if "zero" in row else "")
-        return TurnScreen(turn, summary["round"], row, state.round_score(turn), totals[turn], odds, note)
+        odds = summary.get(key, {}).get(player, summary["bust_odds"].get(player))
+        if note is None:
+            note = FLIP_NOTES[key] if key in summary else ("may not stop" if "zero" in row else "")
+        return TurnScreen(player, summary["round"], row, state.round_score(player), totals[player], odds, note)
+
+    def card_screen(self, rows_before: dict[str, list[str]], state, totals: dict[str, int]):
+        """The row a card just read joined, to be seen before the screen moves on (a misread is
+        caught now, not a turn later); None when no row grew (an action awaiting its target)."""
+        rows = state.summary()["rows"]
+        grew = [name for name, row in rows.items() if len(row) > len(rows_before.get(name, ()))]
+        if len(grew) != 1:
+            return None
+        return self._row_screen(state, totals, grew[0], "just read")
+
+    @staticmethod
+    def rows(state) -> dict[str, list[str]]:
+        return {name: list(row) for name, row in state.summary()["rows"].items()}
 
     def flash(self, n: Notice):
         maker = FLASHES.get(n.kind)
@@ -138,15 +155,26 @@ def _swapped(n: Notice) -> FlashScreen:
     return FlashScreen("SWAP", f"{a} ⇄ {b}", f"{a} gets {lb}, {b} gets {la}")
 
 
+def counted(count: int, noun: str) -> str:
+    """`1 card`, `3 cards`."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def with_article(label: str) -> str:
+    """`a 7`, `an 8`, `an 11`, `an unlucky-7`: the article as the card is spoken (eight, eleven)."""
+    spoken_vowel = label.startswith(("8", "11", "18", "a", "e", "i", "o", "u"))
+    return f"{'an' if spoken_vowel else 'a'} {label}"
+
+
 FLASHES = {
     "bust": lambda n: FlashScreen("BUST!", n.player, f"a second {n.detail}"),
     "flip7": lambda n: FlashScreen("FLIP 7!", n.player, "+15"),
     "freeze": lambda n: FlashScreen("FREEZE", n.player, f"banks {n.detail}"),
-    "second_chance_used": lambda n: FlashScreen("2ND CHANCE", n.player, f"used on a {n.detail}"),
+    "second_chance_used": lambda n: FlashScreen("2ND CHANCE", n.player, f"used on {with_article(str(n.detail))}"),
     "second_chance_given": lambda n: FlashScreen("2ND CHANCE", n.player, "given"),
     "flip_three": lambda n: FlashScreen("FLIP 3", n.player, "takes 3 cards"),
-    "stop": lambda n: FlashScreen("STOPS", n.player, f"{n.detail} points"),
-    "shuffled": lambda n: FlashScreen("SHUFFLED", "", f"{n.detail} cards in the deck"),
+    "stop": lambda n: FlashScreen("STOPS", n.player, counted(n.detail, "point")),
+    "shuffled": lambda n: FlashScreen("SHUFFLED", "", f"{counted(n.detail, 'card')} in the deck"),
     # Vengeance
     "malus": lambda n: FlashScreen(f"MALUS {n.detail}", n.player, "gets it"),
     "unlucky_7": lambda n: FlashScreen("UNLUCKY 7", n.player, "discards the row"),
@@ -164,7 +192,7 @@ UNO_FLASHES = {
     "one_card": lambda n: FlashScreen("UNO?", n.player, "1 card, not called: catch?"),
     "uno": lambda n: FlashScreen("UNO!", n.player, "called"),
     "caught": lambda n: FlashScreen("CAUGHT", n.player, f"draws {n.detail}"),
-    "must_draw": lambda n: FlashScreen("DRAW", n.player, f"{n.detail} cards" if isinstance(n.detail, int)
+    "must_draw": lambda n: FlashScreen("DRAW", n.player, counted(n.detail, "card") if isinstance(n.detail, int)
                                        else f"until {n.detail}"),
     "skipped": lambda n: FlashScreen("SKIP", n.player or "everyone", "is skipped" if n.player else "plays again"),
     "reverse": lambda n: FlashScreen("REVERSE", "", n.detail),
@@ -173,7 +201,7 @@ UNO_FLASHES = {
     "color": lambda n: FlashScreen(n.detail.upper(), n.player, "named"),
     "challenge": lambda n: FlashScreen("GUILTY" if n.detail["guilty"] else "INNOCENT", n.detail["against"],
                                        f"challenged by {n.player}"),
-    "shuffled": lambda n: FlashScreen("SHUFFLED", "", f"{n.detail} cards to draw"),
+    "shuffled": lambda n: FlashScreen("SHUFFLED", "", f"{counted(n.detail, 'card')} to draw"),
     "set_aside": lambda n: FlashScreen("SET ASIDE", n.detail, "turn another card"),
     "hand_count": lambda n: FlashScreen("CHECK HAND", n.player,
                                         f"laid {n.detail['laid']}, expected {n.detail['tracked']}"),
@@ -198,9 +226,15 @@ class UnoFlow:
     """UNO Flip: the camera watches the discard pile — a card landing is a play (the start card, or
     after a Flip the card now showing); `ok` draws; `next` offers pass, challenges, UNO calls and
     catches; after a wild the colour is chosen; at the end of a round each hand is read."""
-    max_players = 10
     menu_items = ("New game", "Players", "Calibrate", "Calibrate card", "Brightness", "Game", "Shut down",
                   "Back")
+
+    @staticmethod
+    def rows(state) -> dict[str, list[str]]:
+        return {}
+
+    def card_screen(self, rows_before, state, totals):
+        return None      # the card played is the top card on the screen that follows
 
     def event_for_card(self, state, label: str):
         must = state.must()
@@ -238,7 +272,7 @@ class UnoFlow:
         """A hand read: count it, add the cards that did not fit under the camera, or read it again."""
         from rules.uno_flip import score_hand
 
-        cards = f"{len(labels)} card{'' if len(labels) == 1 else 's'}"
+        cards = counted(len(labels), "card")
         return Choice(f"{name}: {cards}, {score_hand(labels)} pts", (
             Option("done", Hand(name, labels), "ok: count it"),
             Option("more cards", f"scan {name}", "lay the rest, ok: read"),

@@ -44,12 +44,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--camera", default="pi", metavar="SPEC",
                         help="pi | opencv:INDEX | replay:PATH[@FPS] (video file or image folder; @FPS "
                         "paces it in real time) (default: pi)")
-    parser.add_argument("--display", default="oled", metavar="SPEC",
+    parser.add_argument("--display", metavar="SPEC",
                         help="oled | window (on a laptop: the OLED beside the table) | gif:PATH | png:DIR | "
-                        "none (default: oled)")
-    parser.add_argument("--buttons", default="gpio", metavar="SPEC",
+                        "none (default: oled; on a machine with no I2C bus, a window if there is a desktop, "
+                        "else none)")
+    parser.add_argument("--buttons", metavar="SPEC",
                         help="gpio | keyboard (typed in the window, else on the terminal) | script:PATH | "
-                        "none (default: gpio)")
+                        "none (default: gpio; on a machine with no GPIO, the keyboard)")
     parser.add_argument("--state", metavar="DIR", help="where the game log and settings are kept "
                         "(default: $STATE_DIRECTORY under systemd, else the config's state_dir)")
     parser.add_argument("--config", metavar="PATH", type=Path,
@@ -137,6 +138,7 @@ def _build(args: argparse.Namespace, config, detector, held: list):
             raise ValueError(f"camera {args.camera}: {error}") from None
         finally:
             camera.close()
+    args.display, args.buttons = what_this_machine_has(args.display, args.buttons, config)
     recorder = None
     if getattr(args, "out", None) is not None:      # tablemate record
         from device.record_cmd import Recorder, RecordingButtons, RecordingCamera
@@ -188,7 +190,7 @@ def _build(args: argparse.Namespace, config, detector, held: list):
         log.info("recording a game resumed from %s: a replay starts from %s (as STATE/game.txt)",
                  state_dir, recorder.beside("game-at-start.txt"))
     table = Table(match, game_log, config.game.names, settings, settings_path,
-                  flash_seconds=config.display.flash_seconds)
+                  flash_seconds=config.display.flash_seconds, advice=config.display.advice)
     if own_vision:
         table.games = games_with_a_model(config)
     if unwritable:
@@ -227,6 +229,29 @@ def laptop_window(args, held: list):
         raise ValueError(f"{error} (without a desktop: --display gif:PATH or none, --preview-dir DIR)") from None
     held.append(window)
     return window
+
+
+def what_this_machine_has(display: str | None, buttons: str | None, config) -> tuple[str, str]:
+    """The --display and --buttons asked for; those not asked for are the OLED and the GPIO
+    buttons where the machine has them, else (a laptop) a window or none and the keyboard, said
+    in one line."""
+    missing = []
+    if display is None:
+        from device.display_oled import oled_missing
+
+        why = oled_missing(config.display)
+        display = "oled" if why is None else ("window" if os.environ.get("DISPLAY") or
+                                              os.environ.get("WAYLAND_DISPLAY") else "none")
+        missing += [why] if why else []
+    if buttons is None:
+        from device.buttons_gpio import gpio_missing
+
+        why = gpio_missing()
+        buttons = "gpio" if why is None else "keyboard"
+        missing += [why] if why else []
+    if missing:
+        log.warning("%s: using --display %s and --buttons %s", "; ".join(missing), display, buttons)
+    return display, buttons
 
 
 def first_start(match, profile: str | None, settings, state_dir: Path) -> bool:
@@ -363,7 +388,11 @@ def game_log_for(state_dir: Path, match, loaded, kept: bool, unwritable: str | N
     if unwritable:
         return gamelog.UnkeptLog.start(path, match.config, unwritable, "unread" if loaded.unreadable else "no")
     if kept:
-        log.info("resuming the game in %s (%d events)", path, len(match.events))
+        from device.games import counted
+
+        log.info("resuming the game kept in %s: %s, %s, round %d, %s (--state DIR keeps another)",
+                 path, match.config.game, " ".join(match.config.players), len(match.rounds) + 1,
+                 counted(len(match.events), "event"))
         return gamelog.GameLog(path)
     if path.exists() and path.stat().st_size:
         log.info("starting a new game (%s %s); the kept one is archived", match.config.game,

@@ -30,6 +30,7 @@ class TurnScreen:
     total: int                  # game total before this round
     bust_odds: float | None
     note: str = ""              # e.g. "FLIP 3: 2 left", "deal"
+    advice: float | None = None  # one more card's worth against stopping (rules.advice); None: not shown
 
 
 @dataclass(frozen=True)
@@ -145,8 +146,9 @@ def _wrap(draw, text: str, size: int, max_width: int) -> list[str]:
     return lines
 
 
-CARD_SHORT = {"second-chance": "SC", "freeze": "FRZ", "flip-three": "F3", "zero": "Z0", "unlucky-7": "U7",
-              "lucky-13": "L13"}
+# Action and special cards in a row: short, but words a player reads without a key.
+CARD_SHORT = {"second-chance": "2nd-chance", "freeze": "freeze", "flip-three": "flip-3", "zero": "zero",
+              "unlucky-7": "unlucky-7", "lucky-13": "lucky-13"}
 
 
 def _row_text(row: tuple[str, ...]) -> str:
@@ -156,20 +158,22 @@ def _row_text(row: tuple[str, ...]) -> str:
 # ---- screens ------------------------------------------------------------------------------------
 
 def _turn(draw, s: TurnScreen) -> None:
-    # Top: whose turn, as big as it fits; the round small on the right.
+    # Top: whose turn, as big as it fits; the round small on the right, under it a note or the
+    # one-more-card hint ("+3.2 draw" / "-4.1 stop": rules/advice.py; notes come where one cannot stop).
     right = f"R{s.round}"
-    _text_fit(draw, (0, 0), s.player.upper(), 20, WIDTH - int(draw.textlength(right, font=font(10))) - 4,
-              anchor="lt")
+    under = s.note or (f"{s.advice:+.1f} {'draw' if s.advice > 0 else 'stop'}" if s.advice is not None else "")
+    side = max(draw.textlength(right, font=font(10)), draw.textlength(under, font=font(9)))
+    _text_fit(draw, (0, 0), s.player.upper(), 20, WIDTH - int(side) - 4, anchor="lt")
     draw.text((WIDTH - 1, 0), right, font=font(10), fill=1, anchor="rt")
-    if s.note:
-        draw.text((WIDTH - 1, 11), s.note, font=font(9), fill=1, anchor="rt")
+    if under:
+        draw.text((WIDTH - 1, 11), under, font=font(9), fill=1, anchor="rt")
     # Middle: the row of cards.
     row = _row_text(s.row) or "no cards"
     _text_fit(draw, (0, 23), row, 13, WIDTH, anchor="lt")
     draw.line((0, 39, WIDTH - 1, 39), fill=1)
     # Bottom: score so far (big) and the game total (small) on the left, bust odds on the right.
     draw.text((0, 42), "pts", font=font(9), fill=1, anchor="lt")
-    draw.text((0, HEIGHT), str(s.score), font=font(18), fill=1, anchor="ls")
+    draw.text((0, HEIGHT - 1), str(s.score), font=font(18), fill=1, anchor="ls")
     draw.text((40, 42), "total", font=font(9), fill=1, anchor="lt")
     draw.text((40, HEIGHT - 1), str(s.total), font=font(12), fill=1, anchor="ls")
     if s.bust_odds is not None:
@@ -217,7 +221,7 @@ def _uno(draw, s: UnoScreen) -> None:
     draw.line((0, 39, WIDTH - 1, 39), fill=1)
     # Bottom: cards held (big) on the left, what to do on the right.
     draw.text((0, 42), "holds", font=font(9), fill=1, anchor="lt")
-    draw.text((0, HEIGHT), str(s.held), font=font(18), fill=1, anchor="ls")
+    draw.text((0, HEIGHT - 1), str(s.held), font=font(18), fill=1, anchor="ls")
     lines = [s.doing] if s.warning else _wrap(draw, s.doing, 10, WIDTH - 34)   # one line over a warning
     for i, line in enumerate(lines[:2]):
         _text_fit(draw, (WIDTH - 1, 42 + 11 * i), line, 10, WIDTH - 34, anchor="rt")
@@ -240,8 +244,8 @@ def _choice(draw, s: ChoiceScreen) -> None:
     _text_fit(draw, (WIDTH // 2, 29 if s.detail else 32), s.option.upper(), 22, WIDTH - 8, anchor="mm")
     if s.detail:
         _text_fit(draw, (WIDTH // 2, 46), s.detail, 10, WIDTH - 4, anchor="mm")
-    draw.text((0, HEIGHT), f"next ▸ {s.position}".rstrip(), font=font(10), fill=1, anchor="ls")
-    draw.text((WIDTH - 1, HEIGHT), "ok ✓", font=font(10), fill=1, anchor="rs")
+    draw.text((0, HEIGHT - 1), f"next ▸ {s.position}".rstrip(), font=font(10), fill=1, anchor="ld")   # ("/" descends)
+    draw.text((WIDTH - 1, HEIGHT - 1), "ok ✓", font=font(10), fill=1, anchor="rd")
 
 
 def _message(draw, s: MessageScreen) -> None:
@@ -272,8 +276,8 @@ def _scores(draw, s: ScoresScreen) -> None:
         draw.text((86, y), this_round, font=font(11), fill=1, anchor="rt")
         draw.text((WIDTH - 1, y), str(total), font=font(11), fill=1, anchor="rt")
         y += 12
-    if s.footer:
-        draw.text((WIDTH // 2, HEIGHT), s.footer, font=font(9), fill=1, anchor="ms")
+    if s.footer:   # (anchored at its descender line: "play", "game" keep their tails on screen)
+        draw.text((WIDTH // 2, HEIGHT - 1), s.footer, font=font(9), fill=1, anchor="md")
 
 
 def _menu(draw, s: MenuScreen) -> None:

@@ -18,6 +18,7 @@ declines it, and so does a card read: the table went on playing, and the card is
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from dataclasses import dataclass, field
@@ -25,11 +26,12 @@ from pathlib import Path
 from typing import Callable
 
 from device.buttons import ButtonPress
-from device.games import GAME_NAMES, Choice, flow_for
+from device.games import GAME_NAMES, Choice, counted, flow_for
 from device.gamelog import GameLog, UnkeptLog
-from device.screens import ChartScreen, ChoiceScreen, MenuScreen, MessageScreen, ScoresScreen, totals_by_round
+from device.screens import (ChartScreen, ChoiceScreen, MenuScreen, MessageScreen, ScoresScreen, TurnScreen,
+                            totals_by_round)
 from rules.cards import DECKS, GAME_DECKS
-from rules.core import GameConfig, Notice, Refused
+from rules.core import PLAYER_RANGES, GameConfig, Notice, Refused
 from rules.events import Shuffle
 from rules.match import Match
 from rules.script import UNDO, LineError, format_event
@@ -42,6 +44,7 @@ SCORES_PAGE_SECONDS = 3.0
 CONFIRM_SECONDS = 8.0          # an undo or menu left alone this long goes back to the game
 MESSAGE_SECONDS = 3.0
 SEEN_SECONDS = 0.6             # a flash shown this long may give way to the next event
+CARD_SHOWN_SECONDS = 1.2       # the row a card just read joined, before the screen moves on
 CHOICE_JUMP = 5                # `next` held skips this many options (a count of cards drawn)
 # "Not sure" readings in a row before the walk is offered: one or two are a hand passing over or a
 # card half covered, and "show it again" mends them; three with no card read between is a deck
@@ -95,6 +98,7 @@ class Overlay:
     screen: object
     seconds: float
     started: float | None = None     # set when it first shows
+    card_read: bool = False          # the row a card just read joined: the next reading replaces it
 
 
 @dataclass
@@ -114,6 +118,7 @@ class Table:
     settings: Settings
     settings_path: Path
     flash_seconds: float = 1.6
+    advice: bool = True              # the turn screen shows one more card's worth (config display.advice)
     on_brightness: Callable[[int], None] = lambda level: None
     games: tuple[str, ...] = tuple(GAME_NAMES)   # what the "Game" menu item offers (those with a model)
     # for the frame loop: "shutdown", "calibrate", "calibrate card", "game" (the deck changed: new
@@ -141,6 +146,9 @@ class Table:
     _offer_showing: bool = False     # the last screen was the offer: the buttons answer it
     unsure_run: int = 0              # "not sure" readings in a row in play
     unsure_offer_armed: bool = True  # a card read since the last offer after a run of them
+    # Cards read while a prompt or the menu is open: applied once it closes (applied at once they
+    # would change what the prompt asks, "Undo? card 5", or go by unseen), in the order read.
+    waiting: list[str] = field(default_factory=list)
 
     # ---- inputs -------------------------------------------------------------------------------
     @property
@@ -149,7 +157,12 @@ class Table:
 
     def on_card(self, label: str, t: float) -> None:
         self._drop_message("Card not sure")
+        self._drop_card_read()
         self.unsure_run, self.unsure_offer_armed = 0, True
+        if self.mode != "play":
+            log.info("card %s seen with the %s open: it waits until that closes", label, self.mode)
+            self.waiting.append(label)
+            return
         if self.offer is not None:         # the table plays on: that is the answer
             self._answer_offer(False, "a card was played")
         event = self.flow.event_for_card(self.match.state, label)
@@ -157,9 +170,18 @@ class Table:
             log.info("card %s seen: nothing to do with it now", label)
             return
         self.scores_since = None
-        if self.mode == "undo":
-            self.mode = "play"
-        self._apply(event, t)
+        rows_before = self.flow.rows(self.match.state)
+        queued = len(self.overlays)
+        if self._apply(event, t) and len(self.overlays) == queued:     # (a flash says it already)
+            joined = self.flow.card_screen(rows_before, self.match.state, self.match.totals)
+            if joined is not None:
+                self.overlays.append(Overlay(joined, CARD_SHOWN_SECONDS, card_read=True))
+
+    def _play_waiting(self, t: float) -> None:
+        """The prompt or menu closed: the cards read meanwhile are played, in order."""
+        labels, self.waiting = self.waiting, []
+        for label in labels:
+            self.on_card(label, t)
 
     def on_hand_read(self, labels: list[str], unsure: int, t: float) -> None:
         """The cards read in the frame after `ok` on "lay NAME's hand" (`unsure` could not be read)."""
@@ -178,6 +200,7 @@ class Table:
 
     def on_unsure(self, t: float) -> None:
         self._drop_message("Card not sure")
+        self._drop_card_read()
         self.overlays.append(Overlay(MessageScreen("Card not sure", ("show it again",), inverted=True),
                                      MESSAGE_SECONDS))
         if self.mode != "play":
@@ -217,6 +240,8 @@ class Table:
             return
         handler = getattr(self, f"_button_{self.mode}")
         handler(press, t)
+        if self.mode == "play" and self.waiting:
+            self._play_waiting(t)
 
     def show_problem(self, title: str, text: str) -> None:
         self.show(MessageScreen(title, (text,), inverted=True), 2 * MESSAGE_SECONDS)
@@ -341,7 +366,8 @@ class Table:
     def _button_players(self, press: ButtonPress, t: float) -> None:
         self.mode_since = t
         if press.button == "next":
-            self.menu_value = self.menu_value + 1 if self.menu_value < self.flow.max_players else 2
+            low, high = self._players_range()
+            self.menu_value = self.menu_value + 1 if self.menu_value < high else low
         elif press.button == "ok":
             self.settings.players = self.menu_value
             self._save_settings("players")
@@ -444,7 +470,7 @@ class Table:
     def _new_game(self, players: tuple[str, ...], t: float, game: str | None = None) -> None:
         old = self.match.config
         game = game or old.game
-        players = tuple(players)[: flow_for(game).max_players]
+        players = tuple(players)[: self._players_range(game)[1]]
         config = GameConfig(game, players, options=dict(old.options) if game == old.game else {})
         try:
             new_log = self.game_log.next_game(config)
@@ -458,6 +484,9 @@ class Table:
         self.game_log = new_log
         self.match = Match(config)
         self.refusals.clear()
+        if self.waiting:       # (read while the menu was open: the game they were for is over)
+            log.info("cards seen while the menu was open are not played in the new game: %s", " ".join(self.waiting))
+            self.waiting = []
         self.scores_since = None
         self.overlays.clear()
         self.offer, self.unsure_run, self.unsure_offer_armed = None, 0, True   # (an offer made for the game before)
@@ -491,6 +520,7 @@ class Table:
         if self.mode != "play" and t - self.mode_since > CONFIRM_SECONDS:
             self.mode = "play"
             self.on_brightness(self.settings.brightness)
+            self._play_waiting(t)
         self._offer_showing = False
         if self.mode != "play":
             return self._mode_screen()
@@ -520,6 +550,8 @@ class Table:
         match, version, screen = self._turn_screen
         if match is not self.match or version != self.match.version:
             screen = self.flow.turn_screen(self.match.state, self.match.totals)
+            if not self.advice and isinstance(screen, TurnScreen):
+                screen = dataclasses.replace(screen, advice=None)
             self._turn_screen = (self.match, self.match.version, screen)
         return screen
 
@@ -578,6 +610,17 @@ class Table:
         return ChartScreen(title, series, self.match.state.winning_total, footer)
 
     def _mode_screen(self):
+        screen = self._mode_screen_itself()
+        if not self.waiting:
+            return screen
+        waiting = f"{counted(len(self.waiting), 'card')} waiting"
+        if isinstance(screen, MenuScreen):
+            return dataclasses.replace(screen, title=f"MENU · {waiting}")
+        if isinstance(screen, ChoiceScreen):
+            return dataclasses.replace(screen, detail=waiting)
+        return dataclasses.replace(screen, lines=screen.lines + (waiting,))
+
+    def _mode_screen_itself(self):
         if self.mode == "undo":
             return MessageScreen("Undo?", (format_event(self.match.events[-1]), "ok: undo  back: keep"))
         if self.mode == "menu":
@@ -587,13 +630,20 @@ class Table:
             return ChoiceScreen("Game: new game", GAME_NAMES[self.games[self.menu_value]],
                                 f"{self.menu_value + 1}/{len(self.games)}")
         if self.mode == "players":
-            return ChoiceScreen("Players: new game", f"{self.menu_value} players", f"2-{self.flow.max_players}",
+            low, high = self._players_range()
+            return ChoiceScreen("Players: new game", f"{self.menu_value} players", f"{low}-{high}",
                                 " ".join(self.names[: self.menu_value]))
         if self.mode == "brightness":
             return ChoiceScreen("Brightness", f"{self.menu_value} of 4", "", "next: brighter")
         if self.mode == "confirm_new":
             return MessageScreen("New game?", ("ok: yes  back: no",))
         return MessageScreen("Shut down?", ("ok: yes  back: no",))
+
+    def _players_range(self, game: str | None = None) -> tuple[int, int]:
+        """The players the menu offers: the game's rule (rules.core PLAYER_RANGES), as many as
+        there are names."""
+        low, high = PLAYER_RANGES[game or self.match.config.game]
+        return low, min(high or len(self.names), len(self.names))
 
     def _menu_label(self, item: str) -> str:
         if item == "Players":
@@ -632,6 +682,9 @@ class Table:
         for overlay in self.overlays:
             if overlay.started is not None:
                 overlay.seconds = min(overlay.seconds, max(SEEN_SECONDS, t - overlay.started))
+
+    def _drop_card_read(self) -> None:
+        self.overlays = [o for o in self.overlays if not o.card_read]
 
     def _drop_message(self, title: str) -> None:
         self.overlays = [o for o in self.overlays

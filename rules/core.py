@@ -61,6 +61,23 @@ class RoundResult:
 GAMES = ("flip7", "flip7-vengeance", "flip7-vengeance-brutal", "uno-flip")
 NAME_RE = re.compile(r"^[\w-]+\Z")      # letters (any alphabet: Jörg, Zoë), digits, _ and -
 
+# How many may play each game: (fewest, most or None). The one rule `replay`, `run` and the
+# device's players menu use. Flip 7's rulebook says 3-18 and a second deck's cards beyond 18
+# (rules/flip7.py parse_decks: two decks unless the option says otherwise); it plays as well with
+# two, so two are allowed. UNO Flip's rule sheet: 2-10.
+PLAYER_RANGES: dict[str, tuple[int, int | None]] = {
+    "flip7": (2, None), "flip7-vengeance": (2, None), "flip7-vengeance-brutal": (2, None), "uno-flip": (2, 10),
+}
+
+
+def player_count_problem(game: str, count: int) -> str | None:
+    """Why `count` players cannot play `game` (the same words wherever it is refused), or None."""
+    low, high = PLAYER_RANGES[game]
+    if low <= count and (high is None or count <= high):
+        return None
+    allowed = f"{low} to {high} players" if high is not None else f"{low} players or more"
+    return f"{game} is played by {allowed}, not {count}"
+
 
 @dataclass(frozen=True)
 class GameConfig:
@@ -73,8 +90,9 @@ class GameConfig:
     def __post_init__(self) -> None:
         if self.game not in GAMES:
             raise ValueError(f"unknown game {self.game!r} (known: {', '.join(GAMES)})")
-        if not self.players:
-            raise ValueError("a game needs at least one player")
+        problem = player_count_problem(self.game, len(self.players))
+        if problem:
+            raise ValueError(problem)
         seen = set()
         for name in self.players:
             if not NAME_RE.match(name):

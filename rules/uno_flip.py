@@ -63,7 +63,6 @@ COPIES = tuple(DECK.copies[label] for label in LABELS)
 CARDS_IN_DECK = 112                      # double-sided: each side's faces number 112
 HAND_SIZE = 7
 WINNING_TOTAL = 500
-MIN_PLAYERS, MAX_PLAYERS = 2, 10         # the rule sheet: 2-10 players
 STATE_VERSION = 1
 
 LIGHT, DARK = 0, 1
@@ -138,9 +137,7 @@ class UnoFlipState:
     def __init__(self, config: GameConfig):
         if config.options:
             raise ValueError(f"uno-flip takes no options (got {', '.join(config.options)})")
-        n = len(config.players)
-        if not MIN_PLAYERS <= n <= MAX_PLAYERS:
-            raise ValueError(f"UNO Flip is played by {MIN_PLAYERS} to {MAX_PLAYERS} players, not {n}")
+        n = len(config.players)       # (the count is checked by GameConfig: rules.core PLAYER_RANGES)
         self.players = tuple(config.players)
         self.seat = seat_map(self.players)
         self.totals = [0] * n

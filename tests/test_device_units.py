@@ -230,7 +230,8 @@ def test_turn_screen_is_built_when_the_game_changes_not_every_frame(tmp_path):
         first = [player.table.screen(player.t + k / 30) for k in range(30)]     # a second of frames
         assert len(calls) == 1 and all(s == first[0] for s in first)
         player.card("5")
-        shown = player.table.screen(player.t + 60)                            # after the card's flash
+        player.table.screen(player.t + 60)                          # the row the card joined, a moment
+        shown = player.table.screen(player.t + 120)                           # after the card's flash
         assert len(calls) == 2 and shown != first[0]
         player.table.match.undo()
         assert player.table.screen(player.t + 60) == first[0] and len(calls) == 3

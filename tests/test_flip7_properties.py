@@ -20,7 +20,7 @@ GAMES = 2000
 
 def configs(seed: int) -> GameConfig:
     rng = random.Random(seed)
-    n = rng.choice([1, 2, 3, 4, 4, 5, 6, 8, 18])
+    n = rng.choice([2, 2, 3, 4, 4, 5, 6, 8, 18])   # (one player: refused, rules.core PLAYER_RANGES)
     players = tuple(f"p{i}" for i in range(n))
     options = {"set_aside_after_bust": rng.choice(["play", "discard"])}
     return GameConfig("flip7", players, dealer=rng.choice(players), options=options)

@@ -22,7 +22,7 @@ GAMES = 900
 
 def configs(seed: int) -> GameConfig:
     rng = random.Random(seed)
-    n = rng.choice([1, 2, 3, 4, 4, 5, 6, 8])
+    n = rng.choice([2, 2, 3, 4, 4, 5, 6, 8])   # (one player: refused, rules.core PLAYER_RANGES)
     players = tuple(f"p{i}" for i in range(n))
     game = "flip7-vengeance-brutal" if seed % 2 else "flip7-vengeance"
     options = {"decks": "2"} if rng.random() < 0.1 else {}

@@ -93,11 +93,10 @@ def test_two_decks_second_zero_busts_and_third_13_busts() -> None:
     assert match.state.status["ann"] == "busted"
 
 
-def test_brutal_flip7_of_a_lone_player_takes_the_bonus_at_once() -> None:
-    lines = [Card(str(v)) for v in (1, 2, 3, 4, 5, 6, 7)]
-    match = play("flip7-vengeance-brutal", ("solo",), lines)
-    assert match.state.pending is None
-    assert match.rounds[0].scores == {"solo": 28 + 15} and match.rounds[0].flip7 == "solo"
+def test_a_lone_player_is_refused() -> None:
+    # (A one-player game was played before; the rules' player range refuses it: rules.core PLAYER_RANGES.)
+    with pytest.raises(ValueError, match="flip7-vengeance-brutal is played by 2 players or more, not 1"):
+        play("flip7-vengeance-brutal", ("solo",), [])
 
 
 def test_just_one_more_on_a_stopped_player_and_alone() -> None:
