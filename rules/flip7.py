@@ -24,7 +24,7 @@ from typing import Any
 
 from rules.cards import DECKS
 from rules.core import (GameConfig, Notice, Pending, Refused, RoundResult, load_state, lookup, save_state,
-                        seat_map, seat_of)
+                        seat_map, seat_of, shorten, whole_number)
 from rules.events import Card, Shuffle, Stop, Target
 
 DECK = DECKS["flip7"]
@@ -65,11 +65,9 @@ def parse_decks(options: dict[str, str], known: tuple[str, ...], game: str, n_pl
     """Refuse unknown options; the number of decks (two beyond 18 players unless set)."""
     for key in options:
         if key not in known:
-            raise ValueError(f"unknown option {key!r} for {game} (known: {', '.join(known)})")
+            raise ValueError(f"unknown option {shorten(key)!r} for {game} (known: {', '.join(known)})")
     decks_text = options.get("decks", "1" if n_players <= 18 else "2")
-    if not decks_text.isdigit() or not 1 <= int(decks_text) <= 4:
-        raise ValueError("option decks must be a whole number from 1 to 4")
-    return int(decks_text)
+    return whole_number(decks_text, 1, 4, "option decks")
 
 
 class FlipTableState:

@@ -1,0 +1,123 @@
+"""Hostile input (issue 52): lines and files made to break the reader. Every refusal is in the
+project's words, shortened, with its line number; nothing recorded is lost; nothing raises."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rules.core import GameConfig
+from rules.script import ScriptError, format_header, parse_event, parse_script, replay_script
+
+ROOT = Path(__file__).resolve().parent.parent
+GAMES = {"flip7": ("ann", "ben", "cat", "dan"), "flip7-vengeance": ("ann", "ben", "cat"),
+         "flip7-vengeance-brutal": ("ann", "ben", "cat"), "uno-flip": ("ann", "ben", "cat")}
+FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.mark.parametrize("word", ["\u00b2", "\u0663", "\uff13", "9" * 5000, "0", "-1", "1e3", "1000"])
+def test_draw_takes_ascii_digits_within_bounds(word):
+    with pytest.raises(ScriptError, match="whole number from 1 to 999"):
+        parse_event(f"draw {word}")
+    assert parse_event("draw 3").n == 3
+
+
+def test_a_refused_number_is_said_in_the_projects_words_with_its_line(tmp_path):
+    script = tmp_path / "s.txt"
+    script.write_text("game uno-flip\nplayers ann ben\ndraw \u00b2\ndraw " + "9" * 5000 + "\n", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "device.cli", "replay", str(script), "--json"],
+                            capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert result.returncode == 1, result.stderr
+    errors = json.loads(result.stdout)["errors"]
+    assert [e["line"] for e in errors] == [3, 4]
+    assert all("whole number" in e["error"] and len(e["text"]) <= 80 and len(e["error"]) < 120 for e in errors)
+
+
+def test_option_numbers_are_ascii_too():
+    script = parse_script("game flip7\nplayers ann ben\noption decks \u00b2\noption decks 2\n")
+    assert script.errors[0].line == 3 and "option decks must be a whole number from 1 to 4" in script.errors[0].error
+    assert script.config.options == {"decks": "2"}
+
+
+def test_long_lines_are_refused_and_shown_shortened(tmp_path):
+    long = "hand ann " + "x" * 1_000_000
+    script = parse_script(f"game uno-flip\nplayers ann ben\n{long}\nplayers {'a' * 100_000}\n")
+    assert [e.line for e in script.errors] == [3, 4]
+    assert all(len(e.text) <= 80 and len(e.error) < 200 for e in script.errors)
+    path = tmp_path / "s.txt"
+    path.write_text(f"game flip7\nplayers ann ben\ncard {'9' * 1_000_000}\n")
+    result = subprocess.run([sys.executable, "-m", "device.cli", "replay", str(path)],
+                            capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert result.returncode == 1 and "line 3" in result.stderr and len(result.stderr) < 2000
+
+
+def test_a_log_line_that_cannot_be_parsed_is_set_aside_and_play_goes_on(tmp_path):
+    from device.gamelog import load
+
+    path = tmp_path / "game.txt"
+    path.write_text("game uno-flip\nplayers ann ben\nstart red-3\ndraw \u00b2\ndraw\n", encoding="utf-8")
+    loaded = load(path)
+    assert loaded.match is not None and len(loaded.match.events) == 2
+    assert "bad line" in loaded.problems[0] and "line 4" in loaded.problems[0]
+    assert path.read_text(encoding="utf-8").splitlines()[-2:] == ["start red-3", "draw"]
+    assert len(list(tmp_path.glob("game.txt.corrupt-*"))) == 1
+
+
+# ---- fuzz ------------------------------------------------------------------------------------
+LOOKALIKES = ["\u00b2", "\u0663", "\uff11", "\u2460", "\u00bd", "\u0000", "\r", "\ufeff", "\u2028", "\x0c",
+              "\u0301", "\ud7ff", "#", "@", "-", "9" * 5000, "x" * 20_000]
+WORDS = ["card", "stop", "target", "take", "swap", "bonus", "penalize", "shuffle", "undo", "start", "play",
+         "color", "draw", "pass", "top", "uno", "caught", "challenge", "hand", "game", "players", "dealer",
+         "option", "decks", "ann", "@ben", "cat", "7", "12", "freeze", "flip-three", "second-chance", "red-3",
+         "wild", "guilty", "x2", "+4", "0", "-1", "1" * 40]
+word = st.one_of(st.sampled_from(WORDS), st.sampled_from(LOOKALIKES), st.text(max_size=6))
+line = st.one_of(st.lists(word, max_size=6).map(" ".join), st.text(max_size=30))
+
+
+@FUZZ
+@given(game=st.sampled_from(sorted(GAMES)), lines=st.lists(line, max_size=25), crlf=st.booleans())
+def test_fuzzed_scripts_never_raise(game, lines, crlf):
+    text = "\n".join(format_header(GameConfig(game, GAMES[game])) + lines)
+    script = parse_script(text.replace("\n", "\r\n") if crlf else text)
+    assert script.config is not None
+    result = replay_script(script)
+    result.match.summary()
+    assert all(len(e.text) <= 80 and len(e.error) < 300 for e in result.errors)
+
+
+@FUZZ
+@given(data=st.binary(max_size=400))
+def test_random_bytes_never_raise(data):
+    script = parse_script(data.decode("utf-8", errors="replace"))
+    if script.config is not None:
+        replay_script(script)
+
+
+@FUZZ
+@given(game=st.sampled_from(sorted(GAMES)), tail=st.binary(max_size=300))
+def test_the_log_loader_keeps_the_valid_part_of_any_log(tmp_path_factory, game, tail):
+    from device.gamelog import load
+
+    folder = tmp_path_factory.mktemp("log")
+    path = folder / "game.txt"
+    header = ("\n".join(format_header(GameConfig(game, GAMES[game]))) + "\n").encode()
+    path.write_bytes(header + tail)
+    loaded = load(path)
+    if loaded.match is not None:
+        assert loaded.match.config.game == game
+        again = load(path)              # the log left is clean: read again, nothing to repair
+        assert again.problems == [] and again.match.events == loaded.match.events
+
+
+@pytest.mark.parametrize("frame", ["\u00b2", "9" * 5000])
+def test_button_script_frames_are_ascii_numbers_in_bounds(frame):
+    from device.buttons import parse_button_script
+
+    with pytest.raises(ValueError, match="line 2: the frame must be a whole number"):
+        parse_button_script(f"1 ok\n{frame} next\n")
