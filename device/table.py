@@ -29,7 +29,7 @@ from device.games import GAME_NAMES, Choice, flow_for
 from device.gamelog import GameLog, UnkeptLog
 from device.screens import ChoiceScreen, MenuScreen, MessageScreen, ScoresScreen
 from rules.cards import DECKS, GAME_DECKS
-from rules.core import GameConfig, Notice, Refused
+from rules.core import GameConfig, Notice, Refused, shorten
 from rules.events import Shuffle
 from rules.match import Match
 from rules.script import UNDO, LineError, format_event
@@ -66,8 +66,9 @@ class Settings:
             data = json.loads(path.read_text())
         except FileNotFoundError:
             return cls(brightness, players)
-        except (OSError, ValueError) as error:
-            log.error("settings %s unreadable (%s): the config's are used", path, error)
+        except (OSError, ValueError, RecursionError) as error:   # (RecursionError: `[` nested 100,000 deep)
+            log.error("settings %s unreadable (%s): the config's are used", path,
+                      "nested too deep" if isinstance(error, RecursionError) else shorten(str(error), 120))
             return cls(brightness, players)
         data = data if isinstance(data, dict) else {}
         kept = {}
@@ -76,13 +77,15 @@ class Settings:
             if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
                 kept[name] = value
             else:
-                log.error("settings %s: %s %r is not %d..%d: %d is used", path, name, value, low, high, default)
+                log.error("settings %s: %s %s is not %d..%d: %d is used", path, name, shorten(repr(value)), low,
+                          high, default)
                 kept[name] = default
         offered = data.get("offered", [])
         if isinstance(offered, list) and all(isinstance(deck, str) for deck in offered):
             kept["offered"] = tuple(offered)
         else:      # (asked again at the next first start of a deck: no harm)
-            log.error("settings %s: offered %r is not a list of decks: none is taken as offered", path, offered)
+            log.error("settings %s: offered %s is not a list of decks: none is taken as offered", path,
+                      shorten(repr(offered)))
         return cls(**kept)
 
     def save(self, path: Path) -> None:

@@ -20,6 +20,7 @@ UNDO = "undo"
 # characters): a longer one is refused before it is split into words.
 MAX_LINE = 10_000
 MAX_DRAW = 999      # the most cards one `draw N` line may name (a deck has 112)
+MAX_WORD = 40       # the longest label or name (the longest label, `wild-draw-color`, has 15)
 
 
 class ScriptError(ValueError):
@@ -53,7 +54,7 @@ def _too_long(line: str) -> str:
 
 def _name(word: str) -> str:
     name = word[1:] if word.startswith("@") else word
-    if not NAME_RE.match(name):
+    if not NAME_RE.match(name) or len(name) > MAX_WORD:
         raise ScriptError(f"{shorten(word)!r} is not a player name")
     return name
 
@@ -79,6 +80,10 @@ def parse_event(line: str):
     words = line.split("#", 1)[0].split()
     if not words:
         raise ScriptError("empty line")
+    longest = max(words, key=len)
+    if len(longest) > MAX_WORD:
+        raise ScriptError(f"a word of {len(longest):,} characters, {shorten(longest)!r} (a label or name has at "
+                          f"most {MAX_WORD})")
     keyword = words[0].lower()
     words = [words[0].lower()] + words[1:]
     low = [w.lower() for w in words]

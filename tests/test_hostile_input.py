@@ -21,10 +21,12 @@ GAMES = {"flip7": ("ann", "ben", "cat", "dan"), "flip7-vengeance": ("ann", "ben"
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@pytest.mark.parametrize("word", ["\u00b2", "\u0663", "\uff13", "9" * 5000, "0", "-1", "1e3", "1000"])
+@pytest.mark.parametrize("word", ["\u00b2", "\u0663", "\uff13", "9" * 40, "0", "-1", "1e3", "1000"])
 def test_draw_takes_ascii_digits_within_bounds(word):
     with pytest.raises(ScriptError, match="whole number from 1 to 999"):
         parse_event(f"draw {word}")
+    with pytest.raises(ScriptError, match="a word of 5,000 characters"):
+        parse_event(f"draw {'9' * 5000}")
     assert parse_event("draw 3").n == 3
 
 
@@ -36,7 +38,8 @@ def test_a_refused_number_is_said_in_the_projects_words_with_its_line(tmp_path):
     assert result.returncode == 1, result.stderr
     errors = json.loads(result.stdout)["errors"]
     assert [e["line"] for e in errors] == [3, 4]
-    assert all("whole number" in e["error"] and len(e["text"]) <= 80 and len(e["error"]) < 120 for e in errors)
+    assert "whole number" in errors[0]["error"] and "a word of 5,000 characters" in errors[1]["error"]
+    assert all(len(e["text"]) <= 80 and len(e["error"]) < 120 for e in errors)
 
 
 def test_option_numbers_are_ascii_too():
@@ -121,3 +124,83 @@ def test_button_script_frames_are_ascii_numbers_in_bounds(frame):
 
     with pytest.raises(ValueError, match="line 2: the frame must be a whole number"):
         parse_button_script(f"1 ok\n{frame} next\n")
+
+
+# ---- config and settings ---------------------------------------------------------------------
+@pytest.mark.parametrize("text, bad", [
+    ("[buttons]\nok_pin = 999\n", "buttons.ok_pin 999 is not 0..27"),
+    ("[buttons]\nhold_seconds = -1\n", "buttons.hold_seconds -1.0 is not"),
+    ("[display]\nflash_seconds = nan\n", "display.flash_seconds nan is not"),
+    ("[display]\nflash_seconds = -5\n", "display.flash_seconds -5.0 is not"),
+    ("[display]\ni2c_address = 0x1FF\n", "display.i2c_address 511 is not"),
+    ("[camera]\nfps = inf\n", "camera.fps inf is not"),
+    ("[buttons]\nok_pin = 27\n", "must differ"),
+    ('[game]\ngame = "poker"\n', "game.game 'poker' is not one of"),
+    ('state_dir = "a\\u0000b"\n', "NUL"),
+    ("a = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deep"),
+    ("[camera]\nwidth = 1" + "0" * 5000 + "\n", "unreadable"),
+])
+def test_each_bad_config_value_is_reported_and_its_default_used(tmp_path, text, bad):
+    from device.config import DeviceConfig, load_config
+
+    path = tmp_path / "config.toml"
+    path.write_text("[display]\nbrightness = 2\n" + text if text.startswith("[b") else text)
+    config, problems = load_config(path)
+    assert any(bad in p for p in problems), problems
+    assert config.buttons == DeviceConfig().buttons and config.camera == DeviceConfig().camera
+    assert config.display.flash_seconds == 1.6 and config.game.game == "flip7"
+    assert all(len(p) < 300 for p in problems)
+    if text.startswith("[b"):       # the good values beside a bad one are kept
+        assert config.display.brightness == 2
+
+
+def test_a_nesting_bomb_of_settings_is_the_configs(tmp_path):
+    from device.table import Settings
+
+    path = tmp_path / "settings.json"
+    path.write_text("[" * 100_000)
+    assert Settings.load(path, 3, 4) == Settings(3, 4)
+
+
+toml_value = st.recursive(st.one_of(st.integers(), st.floats(), st.text(max_size=8), st.booleans()),
+                          lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                  st.dictionaries(st.text(max_size=5), inner, max_size=3)),
+                          max_leaves=8)
+CONFIG_KEYS = ["buttons", "display", "camera", "game", "state_dir", "ok_pin", "hold_seconds", "flash_seconds",
+               "i2c_address", "fps", "width", "names", "players", "game", "brightness", "rotate", "driver"]
+
+
+def _toml(value) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return {"inf": "inf", "-inf": "-inf", "nan": "nan"}.get(repr(value), repr(value))
+    return json.dumps(value) if isinstance(value, str) else str(value)
+
+
+@FUZZ
+@given(sections=st.dictionaries(st.sampled_from(CONFIG_KEYS), st.dictionaries(st.sampled_from(CONFIG_KEYS),
+                                                                              toml_value, max_size=4), max_size=4),
+       junk=st.binary(max_size=60))
+def test_fuzzed_config_and_settings_never_stop_the_device(tmp_path_factory, sections, junk):
+    from device.config import RANGES, DeviceConfig, load_config
+    from device.table import Settings
+
+    folder = tmp_path_factory.mktemp("config")
+    path = folder / "config.toml"
+    path.write_text("".join(f"{k} = {_toml(v)}\n" for k, v in sections.items()), encoding="utf-8")
+    for data in (path.read_bytes(), path.read_bytes() + junk):
+        path.write_bytes(data)
+        config, problems = load_config(path)
+        assert isinstance(config, DeviceConfig)
+        for name, (low, high) in RANGES.items():
+            section, key = name.split(".")
+            assert low <= getattr(getattr(config, section), key) <= high
+    settings = folder / "settings.json"
+    settings.write_bytes(json.dumps(sections).encode() + junk)
+    kept = Settings.load(settings, 3, 4)
+    assert 1 <= kept.brightness <= 4 and 2 <= kept.players <= 18
