@@ -102,6 +102,8 @@ def _build(args: argparse.Namespace, config, detector, held: list):
     from device.buttons import parse_buttons
     from device.camera import CameraError, FrameSource, ReplayCamera, parse_camera
     from device.display import DisplayWorker, parse_display
+    from device.gamelog import LOG_NAME
+    from device.resume import Resume
     from device.screens import render
     from device.table import Settings, Table
 
@@ -151,6 +153,12 @@ def _build(args: argparse.Namespace, config, detector, held: list):
     game_log = game_log_for(state_dir, match, loaded, kept, unwritable)
     table = Table(match, game_log, config.game.names, settings, settings_path,
                   flash_seconds=config.display.flash_seconds)
+    resume = Resume(state_dir, state_dir / LOG_NAME)
+    if kept and loaded.clean:       # (a log repaired or archived is another moment of the game)
+        resume.restore_picture(detector)
+        choice = resume.restored_choice()
+        if choice is not None and match.state.pending is not None:
+            table.choice_path = choice
     if own_vision:
         table.games = games_with_a_model(config)
     if unwritable:
@@ -165,7 +173,8 @@ def _build(args: argparse.Namespace, config, detector, held: list):
     appliance = Appliance(FrameSource(camera, config.camera), detector, table, display, buttons, held=held,
                           start_calibration=start_calibration,
                           vision_for=vision_for(config, state_dir) if start_calibration else None,
-                          first_start=lambda game: first_start(table.match, None, settings, state_dir))
+                          first_start=lambda game: first_start(table.match, None, settings, state_dir),
+                          resume=resume)
     if start_calibration and first_start(match, getattr(args, "profile", None), settings, state_dir):
         table.offer_calibration("new deck")     # (shown after the problems queued above)
     return appliance
