@@ -170,3 +170,37 @@ def test_flip_three_bust_odds_equal_a_brute_force_enumeration() -> None:
                 checked += 1
             match.apply(table.next_event(state))
     assert checked >= 25
+
+
+class _GeneralPathOnly(Flip7State):
+    """Flip 7 with every card taking the general path (no inlined common case)."""
+    __slots__ = ()
+
+    def _card(self, event):
+        from rules.flip7 import FlipTableState
+
+        return FlipTableState._card(self, event)
+
+
+def test_the_inlined_number_card_is_the_general_path():
+    """Flip7State._card's fast path (issue 52's speed) ends every event as the general path does:
+    the same state and notices, event by event, over random games (refused cards too)."""
+    for seed in range(150):
+        config = configs(seed)
+        fast, general, table = Flip7State(config), _GeneralPathOnly(config), RandomTable(seed)
+        rng = random.Random(seed)
+        while not fast.over:
+            event = table.next_event(fast) if rng.random() > 0.05 else Card(rng.choice(LABELS))
+            outcomes = []
+            for state in (fast, general):
+                try:
+                    outcomes.append(state.apply(event))
+                except Exception as error:      # (Refused: compared by its reason)
+                    outcomes.append(str(error))
+            assert outcomes[0] == outcomes[1], (seed, event)
+            assert _every_field(fast) == _every_field(general), (seed, event)
+
+
+def _every_field(state) -> dict:
+    names = [name for cls in type(state).__mro__ for name in getattr(cls, "__slots__", ())]
+    return {name: getattr(state, name) for name in names if hasattr(state, name)}
