@@ -150,7 +150,12 @@ def _build(args: argparse.Namespace, config, detector, held: list):
         detector, calibration_problem = make_detector(match.config.game, config, getattr(args, "profile", None),
                                                       state_dir)
         start_calibration = calibration_starter(detector, match.config.game, state_dir)
-    game_log = game_log_for(state_dir, match, loaded, kept, unwritable)
+    try:
+        game_log = game_log_for(state_dir, match, loaded, kept, unwritable)
+    except OSError as error:    # (a full card: the probe's empty file could be made, the log not written)
+        unwritable = state_dir_problem(state_dir, error)
+        log.error("%s: the game is played but not kept", unwritable)
+        game_log = game_log_for(state_dir, match, loaded, kept, unwritable)
     table = Table(match, game_log, config.game.names, settings, settings_path,
                   flash_seconds=config.display.flash_seconds)
     resume = Resume(state_dir, state_dir / LOG_NAME)

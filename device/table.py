@@ -41,6 +41,7 @@ SCORE_ROWS_PER_PAGE = 3          # and the footer: all a 64-pixel screen holds r
 SCORES_PAGE_SECONDS = 3.0
 CONFIRM_SECONDS = 8.0          # an undo or menu left alone this long goes back to the game
 MESSAGE_SECONDS = 3.0
+PROBLEM_CHARS = 240         # the most of a problem's text shown (the screen holds about half of it)
 SEEN_SECONDS = 0.6             # a flash shown this long may give way to the next event
 CHOICE_JUMP = 5                # `next` held skips this many options (a count of cards drawn)
 # "Not sure" readings in a row before the walk is offered: one or two are a hand passing over or a
@@ -222,7 +223,8 @@ class Table:
         handler(press, t)
 
     def show_problem(self, title: str, text: str) -> None:
-        self.show(MessageScreen(title, (text,), inverted=True), 2 * MESSAGE_SECONDS)
+        # (Shortened: a screen shows some hundred characters, and a problem may quote a file.)
+        self.show(MessageScreen(title, (shorten(text, PROBLEM_CHARS),), inverted=True), 2 * MESSAGE_SECONDS)
 
     def show(self, screen, seconds: float = MESSAGE_SECONDS) -> None:
         """Show `screen` for `seconds` once what is queued before it has been shown."""

@@ -204,3 +204,74 @@ def test_fuzzed_config_and_settings_never_stop_the_device(tmp_path_factory, sect
     settings.write_bytes(json.dumps(sections).encode() + junk)
     kept = Settings.load(settings, 3, 4)
     assert 1 <= kept.brightness <= 4 and 2 <= kept.players <= 18
+
+
+# ---- the device's start ----------------------------------------------------------------------
+def _device_args(tmp_path):
+    from types import SimpleNamespace
+
+    import cv2
+    import numpy as np
+
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    for i in range(3):
+        cv2.imwrite(str(frames / f"{i}.png"), np.zeros((8, 8, 3), np.uint8))
+    return SimpleNamespace(camera=f"replay:{frames}", display="none", buttons="none", state=str(tmp_path / "state"),
+                           game="flip7", players=["ann", "ben"], json=False, config=None)
+
+
+class _NoVision:
+    classifier = "base"
+
+    def reset(self):
+        pass
+
+    def feed(self, image, index):
+        return []
+
+    def finish(self):
+        return []
+
+
+def test_a_long_line_in_the_log_is_shown_and_said_shortened(tmp_path, caplog):
+    from device import run
+    from device.config import DeviceConfig
+    from device.screens import MessageScreen, render
+    from device.screens import Shown
+
+    args = _device_args(tmp_path)
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "game.txt").write_text("game flip7\nplayers ann ben\ncard 5\ncard " + "7" * 5_000_000 + "\n"
+                                    "card " + "x" * 9_000 + "\n")
+    appliance = run.build(args, DeviceConfig(), detector=_NoVision())
+    table = appliance.table
+    assert len(table.match.events) == 1
+    texts = [line for o in table.overlays if isinstance(o.screen, MessageScreen) for line in o.screen.lines]
+    assert texts and all(len(text) <= 240 for text in texts)
+    for overlay in table.overlays:
+        render(Shown(overlay.screen, ""))
+    assert max(len(r.getMessage()) for r in caplog.records) < 1000
+    appliance.run()
+
+
+def test_a_full_card_at_the_start_plays_on_unkept_naming_the_directory(tmp_path, monkeypatch):
+    import errno
+
+    from device import gamelog, run
+    from device.config import DeviceConfig
+    from device.screens import MessageScreen
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(gamelog, "write_atomically", full)
+    args = _device_args(tmp_path)
+    appliance = run.build(args, DeviceConfig(), detector=_NoVision())
+    table = appliance.table
+    assert not table.game_log.keeps
+    shown = [(o.screen.title, " ".join(o.screen.lines)) for o in table.overlays if isinstance(o.screen, MessageScreen)]
+    assert shown[0][0] == "Not saving" and str(tmp_path / "state") in shown[0][1] and "full" in shown[0][1]
+    appliance.run()
+    monkeypatch.undo()
+    assert table.game_log.recovered() is not None     # room again: the game is written out whole
