@@ -204,3 +204,39 @@ def test_the_inlined_number_card_is_the_general_path():
 def _every_field(state) -> dict:
     names = [name for cls in type(state).__mro__ for name in getattr(cls, "__slots__", ())]
     return {name: getattr(state, name) for name in names if hasattr(state, name)}
+
+
+def test_undos_in_a_row_fold_few_events_and_old_checkpoints_are_thinned():
+    """Issue 52: a script of a million lines took 55 s, every undo folding up to 256 events
+    again; and a copy of the state was kept every 256 events for ever. Undos in a row now fold a
+    few events each, and a long game keeps a handful of copies; the state is the fold all the same."""
+    config = GameConfig("flip7", ("ann", "ben", "cat", "dan"))
+    match, table, rng = Match(config), RandomTable(3), random.Random(3)
+    folds = []
+    real_apply = Flip7State.apply
+
+    def counting_apply(state, event):
+        folds[-1] += 1
+        return real_apply(state, event)
+    for step in range(6_000):
+        if match.over or (match.events and rng.random() < 0.3):
+            folds.append(0)
+            Flip7State.apply = counting_apply
+            try:
+                match.undo()
+            finally:
+                Flip7State.apply = real_apply
+            table.pile = []
+        else:
+            match.apply(table.next_event(match.state))
+        if step % 2000 == 0:
+            assert _every_field(match.state) == _every_field(Match.replay(config, match.events).state)
+    assert sorted(folds)[len(folds) // 2] <= 16       # most undos fold few events (256 at most before)
+
+    from rules.match import CHECKPOINT_EVERY
+    long = Match(config)                              # (a million events: the thinning alone)
+    for n in range(CHECKPOINT_EVERY, 4000 * CHECKPOINT_EVERY + 1, CHECKPOINT_EVERY):
+        long._checkpoints[n] = None
+        long._thin(n)
+    assert 0 in long._checkpoints and 4000 * CHECKPOINT_EVERY in long._checkpoints
+    assert len(long._checkpoints) <= 60
