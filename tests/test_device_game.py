@@ -214,12 +214,12 @@ def test_killed_at_a_random_moment_of_a_stacked_deal_ends_with_the_same_log(game
             if marker.name in line:
                 past_split.set()
     threading.Thread(target=watch, daemon=True).start()
-    assert past_split.wait(90), f"split {split}: the first run never reached the still table"
+    assert past_split.wait(300), f"split {split}: the first run never reached the still table"
     time.sleep(rng.uniform(0, 1.0))
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL, f"split {split}: the first run ended before the kill"
     process = _run(second, buttons_second, state)
-    out, err = process.communicate(timeout=120)
+    out, err = process.communicate(timeout=300)       # (a guard against a hang: a loaded machine is slow)
     assert process.returncode == 0, err[-2000:]
     assert (state / "game.txt").read_text().splitlines() == SCRIPT.splitlines(), f"split {split}"
