@@ -198,7 +198,7 @@ def test_killed_at_a_random_moment_of_a_stacked_deal_ends_with_the_same_log(game
     split = rng.randrange(140, 260)
     first, buttons_first, second, buttons_second = _split_runs(game_video, tmp_path, split)
     still = sorted(first.glob("*.jpg"))[-1]
-    for k in range(30, 300):                  # a longer still table for the kill to land in
+    for k in range(30, 900):                  # a longer still table for the kill to land in (15 s)
         os.link(still, first / f"{split + k:06d}.jpg")
     # A frame that is no image, 20 frames into the still table: its warning on stderr says the
     # run is past the split (the camera thread reads a frame or two ahead of the loop, no more).
