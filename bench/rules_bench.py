@@ -1,7 +1,7 @@
 """Rules-core benchmark: complete random games per second and the cost of one bust-odds computation.
 
 Targets (issue 2, this machine, one core): >= 2,000 complete 4-player Flip 7 games to 200 points per
-second; bust odds < 50 us. Run: `make bench` or `.venv/bin/python bench/rules_bench.py [--games N]`.
+second; bust odds < 50 us. Random 4-player Vengeance and UNO Flip games per second are printed beside. Run: `make bench` or `.venv/bin/python bench/rules_bench.py [--games N]`.
 Prints best-of-N figures in CPU time of the one process (the machine may be shared), with the
 load average so a reader can judge the wall-clock context.
 """
@@ -63,6 +63,11 @@ def main() -> None:
     t = best_of(args.repeats, lambda: [random_game(CONFIG, s) for s in seeds])
     print(f"random 4-player games to 200, played by a random table: {args.games / t:8.0f} games/s "
           f"({events / args.games:.0f} events/game, {t / events * 1e6:.2f} us/event)  target >= 2000")
+
+    for game in ("flip7-vengeance", "uno-flip"):     # beside it: the other engines, played the same way
+        config = GameConfig(game, CONFIG.players)
+        t = best_of(args.repeats, lambda: [random_game(config, s) for s in seeds])
+        print(f"random 4-player {game} games, played by a random table: {args.games / t:8.0f} games/s")
 
     logs = [random_game(CONFIG, s).events for s in seeds]
 

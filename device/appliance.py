@@ -47,7 +47,8 @@ class LoopStats:
 class Appliance:
     def __init__(self, source: FrameSource, detector, table: Table, display: DisplayWorker,
                  buttons: Buttons, notifier: Notifier | None = None, held: list | None = None,
-                 start_calibration=None, vision_for=None, read_hand=None, first_start=None, view=None):
+                 start_calibration=None, vision_for=None, read_hand=None, first_start=None, view=None,
+                 resume=None):
         self.source = source
         self.detector = detector
         self.table = table
@@ -68,6 +69,7 @@ class Appliance:
         self.first_start = first_start
         self.read_hand = read_hand or _read_hand
         self.view = view            # device/laptop_view.py LaptopView: the window's panes, the preview pictures
+        self.resume = resume            # device/resume.py: the zone's picture and the choice shown, kept
         self.presses: queue.Queue[ButtonPress] = queue.Queue()
         self.stats = LoopStats()
         self.stopping = False
@@ -106,6 +108,7 @@ class Appliance:
                     self._on_events(self.detector.finish(), self.t, -1)   # a card settled on the last frame
                     break
                 self._drain_buttons()
+                self._keep_for_a_restart()
                 if self.table.request == "shutdown":
                     self.display.post(Shown(self.table.screen(self.t)), self.t)
                     break
@@ -152,6 +155,12 @@ class Appliance:
         self._show_view("on_frame", frame, events, self.detector)
         for press in self.buttons.due(frame.index):
             self._press(press, frame.t)
+        self._keep_for_a_restart()
+
+    def _keep_for_a_restart(self) -> None:
+        if self.resume is not None and self.table.game_log.keeps:
+            self.resume.keep_picture(self.detector)
+            self.resume.keep_choice(self.table.choice_path, self.table.game_log.lines)
 
     def _show_view(self, what: str, *args) -> None:
         """Hand the laptop view what it shows; a fault there must not end the game."""

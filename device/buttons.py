@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import Callable
 
 from device.config import ButtonsConfig
+from rules.core import shorten, whole_number
 
 log = logging.getLogger(__name__)
 
 BUTTON_NAMES = ("ok", "next", "back")
+MAX_FRAME = 10**9          # (a day of frames at 10,000 a second)
 
 
 @dataclass(frozen=True)
@@ -76,10 +78,12 @@ def parse_button_script(text: str, source: str = "button script") -> list[tuple[
         words = line.split("#", 1)[0].lower().split()
         if not words:
             continue
-        if (len(words) not in (2, 3) or not words[0].isdigit() or words[1] not in BUTTON_NAMES
+        if (len(words) not in (2, 3) or words[1] not in BUTTON_NAMES
                 or (len(words) == 3 and words[2] != "hold")):
-            raise ValueError(f"{source} line {number}: expected 'FRAME ok|next|back [hold]', got {line.strip()!r}")
-        presses.append((number, int(words[0]), ButtonPress(words[1], len(words) == 3)))
+            raise ValueError(f"{source} line {number}: expected 'FRAME ok|next|back [hold]', "
+                             f"got {shorten(line.strip())!r}")
+        frame = whole_number(words[0], 0, MAX_FRAME, f"{source} line {number}: the frame")
+        presses.append((number, frame, ButtonPress(words[1], len(words) == 3)))
     return presses
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rules.core import NAME_RE
+from rules.core import GAMES, NAME_RE, shorten
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +88,8 @@ def default_config_path() -> Path:
 
 def load_config(path: Path | None) -> tuple[DeviceConfig, list[str]]:
     """The config from `path` over the defaults, and the problems found. A missing default file is
-    no problem (the defaults are complete); a missing file named explicitly is."""
+    no problem (the defaults are complete); a missing file named explicitly is. Each bad value
+    (wrong type, out of range, not a finite number) is reported and its default used."""
     explicit = path is not None
     path = path or default_config_path()
     try:
@@ -95,15 +97,12 @@ def load_config(path: Path | None) -> tuple[DeviceConfig, list[str]]:
             data = tomllib.load(f)
     except FileNotFoundError:
         return DeviceConfig(), ([f"config {path} not found: using defaults"] if explicit else [])
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        return DeviceConfig(), [f"config {path} unreadable ({error}): using defaults"]
+    except RecursionError:      # (tables nested thousands deep: tomllib's parser recurses)
+        return DeviceConfig(), [f"config {path} unreadable (nested too deep): using defaults"]
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError) as error:
+        return DeviceConfig(), [f"config {path} unreadable ({shorten(str(error), 120)}): using defaults"]
     problems: list[str] = []
-    config = _merge(DeviceConfig(), data, "", problems)
-    invalid = _check(config)
-    if invalid:
-        # Values of the right type that make no sense together: run on the defaults instead.
-        config = DeviceConfig()
-        problems += invalid + ["using defaults"]
+    config = _checked(_merge(DeviceConfig(), data, "", problems), problems)
     return config, [f"config {path}: {p}" for p in problems]
 
 
@@ -115,7 +114,7 @@ def _merge(base, data: dict, prefix: str, problems: list[str]):
     for key, value in data.items():
         name = f"{prefix}{key}"
         if key not in fields:
-            problems.append(f"unknown setting {name!r} ignored")
+            problems.append(f"unknown setting {shorten(name)!r} ignored")
             continue
         current = getattr(base, key)
         if dataclasses.is_dataclass(current):
@@ -124,10 +123,12 @@ def _merge(base, data: dict, prefix: str, problems: list[str]):
             else:
                 problems.append(f"{name} must be a table, ignored")
         elif isinstance(current, tuple):
-            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            if isinstance(value, list) and all(isinstance(v, str) and "\0" not in v for v in value):
                 changes[key] = tuple(value)
             else:
                 problems.append(f"{name} must be a list of strings, ignored")
+        elif isinstance(value, str) and "\0" in value:
+            problems.append(f"{name} must not hold a NUL character, ignored")
         elif _fits(current, value):
             changes[key] = type(current)(value)
         else:
@@ -144,26 +145,58 @@ def _fits(current, value) -> bool:
     return type(current) is type(value)
 
 
-def _check(config: DeviceConfig) -> list[str]:
-    problems = []
-    if config.display.driver not in ("ssd1306", "sh1106"):
-        problems.append(f"display.driver {config.display.driver!r} must be ssd1306 or sh1106")
-    if not 1 <= config.display.brightness <= 4:
-        problems.append("display.brightness must be 1..4")
-    if not 0 <= config.display.rotate <= 3:
-        problems.append("display.rotate must be 0..3")
-    if len(config.game.names) < 18 or len(set(n.lower() for n in config.game.names)) != len(config.game.names):
-        problems.append("game.names needs 18 different names")
-    elif not all(NAME_RE.match(n) for n in config.game.names):
-        problems.append("game.names: letters, digits, - and _ only")
-    if not 2 <= config.game.players <= 18:
-        problems.append("game.players must be 2..18")
-    pins = (config.buttons.ok_pin, config.buttons.next_pin, config.buttons.back_pin)
-    if len(set(pins)) != 3:
-        problems.append("buttons: ok_pin, next_pin and back_pin must differ")
-    if config.camera.width <= 0 or config.camera.height <= 0 or config.camera.fps <= 0:
-        problems.append("camera width, height and fps must be positive")
-    return problems
+# The range of each number (inclusive); a value outside it, or a float that is not finite, is
+# reported and its default used. Pins are BCM GPIO numbers of the Pi's 40-pin header.
+RANGES = {
+    "buttons.ok_pin": (0, 27), "buttons.next_pin": (0, 27), "buttons.back_pin": (0, 27),
+    "buttons.hold_seconds": (0.1, 10.0), "buttons.bounce_seconds": (0.0, 1.0),
+    "display.i2c_bus": (0, 255), "display.i2c_address": (0x03, 0x77), "display.rotate": (0, 3),
+    "display.brightness": (1, 4), "display.flash_seconds": (0.1, 30.0),
+    "camera.width": (16, 8192), "camera.height": (16, 8192), "camera.fps": (0.5, 240.0),
+    "camera.exposure_us": (0, 10_000_000), "camera.analogue_gain": (0.0, 64.0),
+    "camera.lens_position": (-1.0, 32.0), "camera.stall_seconds": (0.5, 600.0),
+    "camera.retry_seconds": (0.1, 600.0), "game.players": (2, 18),
+}
+
+
+def _checked(config: DeviceConfig, problems: list[str]) -> DeviceConfig:
+    """`config` with every value that makes no sense (alone or with the others) reported in
+    `problems` and replaced by its default."""
+    default = DeviceConfig()
+    sections = {}
+    for section in ("buttons", "display", "camera", "game"):
+        part, fallback, changes = getattr(config, section), getattr(default, section), {}
+        for f in dataclasses.fields(part):
+            value, limits = getattr(part, f.name), RANGES.get(f"{section}.{f.name}")
+            if limits and not (math.isfinite(value) and limits[0] <= value <= limits[1]):
+                problems.append(f"{section}.{f.name} {value!r} is not {limits[0]}..{limits[1]}: "
+                                f"{getattr(fallback, f.name)!r} is used")
+                changes[f.name] = getattr(fallback, f.name)
+        sections[section] = dataclasses.replace(part, **changes)
+    display, buttons, game = sections["display"], sections["buttons"], sections["game"]
+    if display.driver not in ("ssd1306", "sh1106"):
+        problems.append(f"display.driver {shorten(display.driver)!r} must be ssd1306 or sh1106: "
+                        f"{default.display.driver} is used")
+        display = dataclasses.replace(display, driver=default.display.driver)
+    if len({buttons.ok_pin, buttons.next_pin, buttons.back_pin}) != 3:
+        problems.append("buttons: ok_pin, next_pin and back_pin must differ: the default pins are used")
+        buttons = dataclasses.replace(buttons, ok_pin=default.buttons.ok_pin, next_pin=default.buttons.next_pin,
+                                      back_pin=default.buttons.back_pin)
+    names = game.names
+    if len(names) < 18 or len(set(n.lower() for n in names)) != len(names):
+        problems.append("game.names needs 18 different names: the default names are used")
+        game = dataclasses.replace(game, names=default.game.names)
+    elif not all(NAME_RE.match(n) for n in names):
+        problems.append("game.names: letters, digits, - and _ only: the default names are used")
+        game = dataclasses.replace(game, names=default.game.names)
+    if game.game not in GAMES:
+        problems.append(f"game.game {shorten(game.game)!r} is not one of {', '.join(GAMES)}: "
+                        f"{default.game.game} is used")
+        game = dataclasses.replace(game, game=default.game.game)
+    if not config.shutdown_command:
+        problems.append("shutdown_command must name a command: the default is used")
+        config = dataclasses.replace(config, shutdown_command=default.shutdown_command)
+    return dataclasses.replace(config, display=display, buttons=buttons, camera=sections["camera"], game=game)
 
 
 def example_toml() -> str:

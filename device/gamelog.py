@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rules.core import GameConfig, Refused
+from rules.core import GameConfig, Refused, shorten
 from rules.match import Match
 from rules.script import UNDO, format_event, format_header, parse_script
 from vision.files import check_writable, sync_folder, write_atomically
@@ -74,7 +74,7 @@ def load(path: Path, repair: bool = True) -> Loaded:
             else:
                 match.apply(event)
         except Refused as refusal:
-            bad.append(f"line {lineno} {line!r}: {refusal.reason}")
+            bad.append(f"line {lineno} {shorten(line)!r}: {refusal.reason}")
             continue
         lines.append(line)
     if (bad or "\ufffd" in text) and not repair:

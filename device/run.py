@@ -124,6 +124,8 @@ def _build(args: argparse.Namespace, config, detector, held: list):
     from device.preview import PreviewSaver
     from device.camera import CameraError, FrameSource, ReplayCamera, parse_camera
     from device.display import DisplayWorker, parse_display
+    from device.gamelog import LOG_NAME
+    from device.resume import Resume
     from device.screens import render
     from device.table import Settings, Table
     from vision.files import write_atomically
@@ -184,13 +186,24 @@ def _build(args: argparse.Namespace, config, detector, held: list):
         detector, calibration_problem = make_detector(match.config.game, config, getattr(args, "profile", None),
                                                       state_dir)
         start_calibration = calibration_starter(detector, match.config.game, state_dir)
-    game_log = game_log_for(state_dir, match, loaded, kept, unwritable)
+    try:
+        game_log = game_log_for(state_dir, match, loaded, kept, unwritable)
+    except OSError as error:    # (a full card: the probe's empty file could be made, the log not written)
+        unwritable = state_dir_problem(state_dir, error)
+        log.error("%s: the game is played but not kept", unwritable)
+        game_log = game_log_for(state_dir, match, loaded, kept, unwritable)
     if recorder is not None and kept and match.events:
         write_atomically(recorder.beside("game-at-start.txt"), "\n".join(loaded.script) + "\n")
         log.info("recording a game resumed from %s: a replay starts from %s (as STATE/game.txt)",
                  state_dir, recorder.beside("game-at-start.txt"))
     table = Table(match, game_log, config.game.names, settings, settings_path,
                   flash_seconds=config.display.flash_seconds, advice=config.display.advice)
+    resume = Resume(state_dir, state_dir / LOG_NAME)
+    if kept and loaded.clean:       # (a log repaired or archived is another moment of the game)
+        resume.restore_picture(detector)
+        choice = resume.restored_choice()
+        if choice is not None and match.state.pending is not None:
+            table.choice_path = choice
     if own_vision:
         table.games = games_with_a_model(config)
     if unwritable:
@@ -205,7 +218,8 @@ def _build(args: argparse.Namespace, config, detector, held: list):
     appliance = Appliance(FrameSource(camera, config.camera), detector, table, display, buttons, held=held,
                           start_calibration=start_calibration,
                           vision_for=vision_for(config, state_dir) if start_calibration else None,
-                          first_start=lambda game: first_start(table.match, None, settings, state_dir))
+                          first_start=lambda game: first_start(table.match, None, settings, state_dir),
+                          resume=resume)
     preview_dir = getattr(args, "preview_dir", None)
     if window is not None or preview_dir:
         appliance.view = LaptopView(window, getattr(args, "preview", False),

@@ -31,7 +31,7 @@ from device.gamelog import GameLog, UnkeptLog
 from device.screens import (ChartScreen, ChoiceScreen, MenuScreen, MessageScreen, ScoresScreen, TurnScreen,
                             totals_by_round)
 from rules.cards import DECKS, GAME_DECKS
-from rules.core import PLAYER_RANGES, GameConfig, Notice, Refused
+from rules.core import PLAYER_RANGES, GameConfig, Notice, Refused, shorten
 from rules.events import Shuffle
 from rules.match import Match
 from rules.script import UNDO, LineError, format_event
@@ -43,6 +43,7 @@ SCORE_ROWS_PER_PAGE = 3          # and the footer: all a 64-pixel screen holds r
 SCORES_PAGE_SECONDS = 3.0
 CONFIRM_SECONDS = 8.0          # an undo or menu left alone this long goes back to the game
 MESSAGE_SECONDS = 3.0
+PROBLEM_CHARS = 240         # the most of a problem's text shown (the screen holds about half of it)
 SEEN_SECONDS = 0.6             # a flash shown this long may give way to the next event
 CARD_SHOWN_SECONDS = 1.2       # the row a card just read joined, before the screen moves on
 CHOICE_JUMP = 5                # `next` held skips this many options (a count of cards drawn)
@@ -69,8 +70,9 @@ class Settings:
             data = json.loads(path.read_text())
         except FileNotFoundError:
             return cls(brightness, players)
-        except (OSError, ValueError) as error:
-            log.error("settings %s unreadable (%s): the config's are used", path, error)
+        except (OSError, ValueError, RecursionError) as error:   # (RecursionError: `[` nested 100,000 deep)
+            log.error("settings %s unreadable (%s): the config's are used", path,
+                      "nested too deep" if isinstance(error, RecursionError) else shorten(str(error), 120))
             return cls(brightness, players)
         data = data if isinstance(data, dict) else {}
         kept = {}
@@ -79,13 +81,15 @@ class Settings:
             if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
                 kept[name] = value
             else:
-                log.error("settings %s: %s %r is not %d..%d: %d is used", path, name, value, low, high, default)
+                log.error("settings %s: %s %s is not %d..%d: %d is used", path, name, shorten(repr(value)), low,
+                          high, default)
                 kept[name] = default
         offered = data.get("offered", [])
         if isinstance(offered, list) and all(isinstance(deck, str) for deck in offered):
             kept["offered"] = tuple(offered)
         else:      # (asked again at the next first start of a deck: no harm)
-            log.error("settings %s: offered %r is not a list of decks: none is taken as offered", path, offered)
+            log.error("settings %s: offered %s is not a list of decks: none is taken as offered", path,
+                      shorten(repr(offered)))
         return cls(**kept)
 
     def save(self, path: Path) -> None:
@@ -244,7 +248,8 @@ class Table:
             self._play_waiting(t)
 
     def show_problem(self, title: str, text: str) -> None:
-        self.show(MessageScreen(title, (text,), inverted=True), 2 * MESSAGE_SECONDS)
+        # (Shortened: a screen shows some hundred characters, and a problem may quote a file.)
+        self.show(MessageScreen(title, (shorten(text, PROBLEM_CHARS),), inverted=True), 2 * MESSAGE_SECONDS)
 
     def show(self, screen, seconds: float = MESSAGE_SECONDS) -> None:
         """Show `screen` for `seconds` once what is queued before it has been shown."""

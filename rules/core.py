@@ -58,6 +58,23 @@ class RoundResult:
         return cls(d["round"], d["dealer"], dict(d["scores"]), d["flip7"], tuple(d["busted"]))
 
 
+def shorten(text: str, limit: int = 40) -> str:
+    """`text` as a message quotes it: at most `limit` characters, the rest an ellipsis (a
+    line of a million characters in a log must not become a message of a million)."""
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def whole_number(word: str, lowest: int, highest: int, what: str) -> int:
+    """`word` as a whole number from `lowest` to `highest` in ASCII digits (a `²` or an Arabic-
+    Indic digit passes str.isdigit, and a number of 5,000 digits would not even convert); else
+    ValueError saying what `what` must be."""
+    digits = word.lstrip("0") or "0"
+    if not (word.isascii() and word.isdigit()) or len(digits) > len(str(highest)) \
+            or not lowest <= int(digits) <= highest:
+        raise ValueError(f"{what} must be a whole number from {lowest} to {highest}, not {shorten(word)!r}")
+    return int(digits)
+
+
 GAMES = ("flip7", "flip7-vengeance", "flip7-vengeance-brutal", "uno-flip")
 NAME_RE = re.compile(r"^[\w-]+\Z")      # letters (any alphabet: Jörg, Zoë), digits, _ and -
 

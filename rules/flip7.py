@@ -24,7 +24,7 @@ from typing import Any
 
 from rules.cards import DECKS
 from rules.core import (GameConfig, Notice, Pending, Refused, RoundResult, load_state, lookup, save_state,
-                        seat_map, seat_of)
+                        seat_map, seat_of, shorten, whole_number)
 from rules.events import Card, Shuffle, Stop, Target
 
 DECK = DECKS["flip7"]
@@ -65,11 +65,9 @@ def parse_decks(options: dict[str, str], known: tuple[str, ...], game: str, n_pl
     """Refuse unknown options; the number of decks (two beyond 18 players unless set)."""
     for key in options:
         if key not in known:
-            raise ValueError(f"unknown option {key!r} for {game} (known: {', '.join(known)})")
+            raise ValueError(f"unknown option {shorten(key)!r} for {game} (known: {', '.join(known)})")
     decks_text = options.get("decks", "1" if n_players <= 18 else "2")
-    if not decks_text.isdigit() or not 1 <= int(decks_text) <= 4:
-        raise ValueError("option decks must be a whole number from 1 to 4")
-    return int(decks_text)
+    return whole_number(decks_text, 1, 4, "option decks")
 
 
 class FlipTableState:
@@ -567,6 +565,52 @@ class Flip7State(FlipTableState):
         if kind is Shuffle:
             return self._shuffle()
         raise Refused(f"{_event_word(event)} is not an event of Flip 7")
+
+    def _card(self, event: Card) -> list[Notice]:
+        # The most common event inlined: a number the player on turn (or being dealt to) does
+        # not hold yet, turned from the deck (no choice or Flip Three open, not their seventh);
+        # checked whole before anything changes. It ends as the general path ends it (that
+        # path's _receive and _settle): the card in their row, the turn or the deal on to the
+        # next player still in. Anything else takes the general path.
+        cid = CARD_ID.get(event.label, HIGHEST_NUMBER + 1)
+        if (cid <= HIGHEST_NUMBER and event.to is None and self.choice is None and self.deck_left
+                and not (self.over or self.stack or self.round_ended)):
+            p = self.turn_index
+            bit = 1 << cid
+            numbers = self.numbers
+            deck = self.deck
+            if deck[cid] and not numbers[p] & bit and self.distinct[p] < FLIP7_COUNT - 1:
+                deck[cid] -= 1
+                self.deck_left -= 1
+                numbers[p] |= bit
+                self.number_sum[p] += cid
+                self.cards[p].append(cid)
+                self.distinct[p] += 1
+                if self.deck_left or self.discard_left:     # (the player on turn is still in)
+                    standing = self.standing
+                    n = len(standing)
+                    if self.dealing:
+                        first = self.dealer_index + 1
+                        pos = self.deal_pos + 1
+                        while pos < n and standing[(first + pos) % n] != ACTIVE:
+                            pos += 1
+                        self.deal_pos = pos
+                        if pos < n:
+                            self.turn_index = (first + pos) % n
+                            return []
+                        self.dealing = False
+                        i = first % n
+                    else:
+                        i = (self.turn_owner + 1) % n
+                    while standing[i] != ACTIVE:
+                        i = (i + 1) % n
+                    self.turn_index = self.turn_owner = i
+                    return []
+                notices: list[Notice] = []
+                self.advance = True
+                self._settle(notices)
+                return notices
+        return FlipTableState._card(self, event)
 
     def _waiting_reason(self) -> str:
         purpose, by, _, card, _ = self.choice

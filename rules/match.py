@@ -1,8 +1,11 @@
 """A match: a game's configuration, the events accepted so far, and the state they fold to.
 
 Replay, undo and crash recovery are one mechanism: the state is always the fold of the accepted
-events over the initial state. Undo drops the last event and folds again (from a checkpoint, so it
-stays cheap in a long game); the device's log is the same event list written as a table script.
+events over the initial state. Undo drops the last event and folds again from a checkpoint (a copy
+of the state kept every CHECKPOINT_EVERY events, and every UNDO_STEP events of what an undo folds
+again, so undos in a row fold a few events each); old checkpoints are thinned to a few per power of
+two of events back, so a long game keeps a handful of copies, not thousands. The device's log is
+the same event list written as a table script.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ ENGINES: dict[str, str] = {
 }
 
 CHECKPOINT_EVERY = 256     # an undo refolds at most this many events (well under a millisecond)
+UNDO_STEP = 16             # what an undo folds again is checkpointed this often: the next undo folds fewer
+RECENT = 4                 # checkpoints of CHECKPOINT_EVERY kept whatever their age
 
 
 def engine_class(game: str):
@@ -63,7 +68,16 @@ class Match:
         events.append(event)
         if not len(events) % CHECKPOINT_EVERY:
             self._checkpoints[len(events)] = self.state.clone()
+            self._thin(len(events))
         return notices
+
+    def _thin(self, n: int) -> None:
+        """Keep, of the checkpoints before `n`, the RECENT last of CHECKPOINT_EVERY and older ones
+        spaced by a power of two no more than a quarter of their age (0 always): a handful."""
+        for count in list(self._checkpoints):
+            age, k = (n - count) // CHECKPOINT_EVERY, count // CHECKPOINT_EVERY
+            if count % CHECKPOINT_EVERY or (age >= RECENT and k % (1 << max(0, (age // 4).bit_length() - 1))):
+                del self._checkpoints[count]
 
     def undo(self):
         """Take back the last accepted event and return it."""
@@ -75,8 +89,10 @@ class Match:
             del self._checkpoints[count]
         start = max(self._checkpoints)
         state = self._checkpoints[start].clone()
-        for event in self.events[start:]:
-            state.apply(event)
+        for count in range(start + 1, n + 1):
+            state.apply(self.events[count - 1])
+            if not (count - start) % UNDO_STEP and count < n:
+                self._checkpoints[count] = state.clone()
         self.state = state
         self.version += 1
         return undone

@@ -10,12 +10,17 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 
-from rules.core import GAMES, NAME_RE, GameConfig, Refused
+from rules.core import GAMES, NAME_RE, GameConfig, Refused, shorten, whole_number
 from rules.events import (Bonus, Card, Caught, Challenge, Color, Draw, Hand, Pass, Penalize, Play,
                           Shuffle, Start, Stop, SwapCards, Take, Target, Top, Uno)
 from rules.match import Match, new_state
 
 UNDO = "undo"
+# The longest line read (an UNO Flip `hand` line of every card in the deck is under 2,000
+# characters): a longer one is refused before it is split into words.
+MAX_LINE = 10_000
+MAX_DRAW = 999      # the most cards one `draw N` line may name (a deck has 112)
+MAX_WORD = 40       # the longest label or name (the longest label, `wild-draw-color`, has 15)
 
 
 class ScriptError(ValueError):
@@ -25,8 +30,11 @@ class ScriptError(ValueError):
 @dataclass
 class LineError:
     line: int
-    text: str
+    text: str           # the line, shortened to what a message shows of it
     error: str
+
+    def __post_init__(self) -> None:
+        self.text = shorten(self.text, 80)
 
     def to_json(self) -> dict:
         return {"line": self.line, "text": self.text, "error": self.error}
@@ -40,10 +48,14 @@ class Script:
     fatal: str | None = None                                              # why the script is unusable
 
 
+def _too_long(line: str) -> str:
+    return f"a line of {len(line):,} characters (at most {MAX_LINE:,} are read)"
+
+
 def _name(word: str) -> str:
     name = word[1:] if word.startswith("@") else word
-    if not NAME_RE.match(name):
-        raise ScriptError(f"{word!r} is not a player name")
+    if not NAME_RE.match(name) or len(name) > MAX_WORD:
+        raise ScriptError(f"{shorten(word)!r} is not a player name")
     return name
 
 
@@ -61,10 +73,17 @@ def _expect(words: list[str], n: int, form: str) -> None:
 
 
 def parse_event(line: str):
-    """One event line (comments and case already allowed for) -> an event, or UNDO."""
+    """One event line (comments and case already allowed for) -> an event, or UNDO; else
+    ScriptError saying why."""
+    if len(line) > MAX_LINE:
+        raise ScriptError(_too_long(line))
     words = line.split("#", 1)[0].split()
     if not words:
         raise ScriptError("empty line")
+    longest = max(words, key=len)
+    if len(longest) > MAX_WORD:
+        raise ScriptError(f"a word of {len(longest):,} characters, {shorten(longest)!r} (a label or name has at "
+                          f"most {MAX_WORD})")
     keyword = words[0].lower()
     words = [words[0].lower()] + words[1:]
     low = [w.lower() for w in words]
@@ -109,9 +128,10 @@ def parse_event(line: str):
         if len(words) == 1:
             return Draw()
         _expect(words, 2, "draw [N]")
-        if not words[1].isdigit() or int(words[1]) < 1:
-            raise ScriptError(f"draw takes a number of cards, not {words[1]!r}")
-        return Draw(int(words[1]))
+        try:
+            return Draw(whole_number(words[1], 1, MAX_DRAW, "the number of cards drawn"))
+        except ValueError as error:
+            raise ScriptError(str(error)) from None
     if keyword == "pass":
         _expect(words, 1, "pass")
         return Pass()
@@ -132,7 +152,7 @@ def parse_event(line: str):
         if len(words) < 2:
             raise ScriptError("expected: hand NAME LABEL …")
         return Hand(_name(words[1]), tuple(low[2:]))
-    raise ScriptError(f"unknown line {words[0]!r}")
+    raise ScriptError(f"unknown line {shorten(words[0])!r}")
 
 
 def format_event(event) -> str:
@@ -209,6 +229,9 @@ def parse_script(text: str) -> Script:
         text_line = raw.replace("\ufeff", "").split("#", 1)[0].strip()
         if not text_line:
             continue
+        if len(text_line) > MAX_LINE:
+            script.errors.append(LineError(lineno, text_line, _too_long(text_line)))
+            continue
         words = text_line.split()
         keyword = words[0].lower()
         if keyword in ("game", "players", "dealer", "option"):
@@ -226,7 +249,7 @@ def parse_script(text: str) -> Script:
                     script.fatal = f"line {lineno}: expected: game {' | '.join(GAMES)}"
                     return script
                 if words[1].lower() not in GAMES:
-                    script.fatal = f"line {lineno}: unknown game {words[1]!r} (known: {', '.join(GAMES)})"
+                    script.fatal = f"line {lineno}: unknown game {shorten(words[1])!r} (known: {', '.join(GAMES)})"
                     return script
                 game = words[1].lower()
             elif game is None:

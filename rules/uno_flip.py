@@ -52,7 +52,7 @@ from typing import Any
 
 from rules.cards import DECKS, UNO_DARK_COLORS, UNO_LIGHT_COLORS
 from rules.core import (GameConfig, Notice, Pending, Refused, RoundResult, load_state, lookup, save_state,
-                        seat_map, seat_of)
+                        seat_map, seat_of, shorten)
 from rules.events import Caught, Challenge, Color, Draw, Hand, Pass, Play, Start, Top, Uno
 
 DECK = DECKS["uno-flip"]
@@ -136,7 +136,7 @@ class UnoFlipState:
 
     def __init__(self, config: GameConfig):
         if config.options:
-            raise ValueError(f"uno-flip takes no options (got {', '.join(config.options)})")
+            raise ValueError(f"uno-flip takes no options (got {shorten(', '.join(config.options))})")
         n = len(config.players)       # (the count is checked by GameConfig: rules.core PLAYER_RANGES)
         self.players = tuple(config.players)
         self.seat = seat_map(self.players)

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -141,3 +142,84 @@ def test_the_bundled_demo_game_reads_through(tmp_path):
     appliance = run.build(args, DeviceConfig())
     appliance.run()
     assert appliance.table.match.summary() == expected_summary(script)
+
+
+def _split_runs(game_video, tmp_path: Path, split: int) -> tuple[Path, Path, Path, Path]:
+    """The video's frames before `split` (then the table still a while), and the rest; each with
+    its share of the button presses, numbered from its own first frame."""
+    frames = sorted(game_video.frames_dir.glob("*.jpg"))
+    presses = [line.split() for line in game_video.buttons_path.read_text().splitlines()
+               if line and not line.startswith("#")]
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    for frame in frames[:split]:
+        os.link(frame, first / frame.name)
+    for k in range(30):
+        os.link(frames[split - 1], first / f"{split + k:06d}.jpg")
+    for i, frame in enumerate(frames[split:]):
+        os.link(frame, second / f"{i:06d}.jpg")
+    buttons_first, buttons_second = tmp_path / "buttons-first.txt", tmp_path / "buttons-second.txt"
+    buttons_first.write_text("".join(f"{f} {' '.join(rest)}\n" for f, *rest in presses if int(f) < split))
+    buttons_second.write_text("".join(f"{int(f) - split} {' '.join(rest)}\n" for f, *rest in presses
+                                      if int(f) >= split))
+    return first, buttons_first, second, buttons_second
+
+
+# Stopped at 200 (an 11 lying over the 12) the 12 was counted again once uncovered, at 190 the 11
+# was lost, and between the Freeze's two `next`s (151) the choice started over (issue 52).
+@pytest.mark.parametrize("split", [151, 190, 200])
+def test_a_restart_knows_the_cards_lying_in_the_zone_and_the_choice_shown(game_video, tmp_path, split):
+    from device import run
+    from device.config import DeviceConfig
+
+    first, buttons_first, second, buttons_second = _split_runs(game_video, tmp_path, split)
+    for frames, buttons in ((first, buttons_first), (second, buttons_second)):
+        # (Nothing is kept at the end of a run: it ends as a killed one does, its log and picture
+        # as they were at its last frame.)
+        args = SimpleNamespace(camera=f"replay:{frames}", display="none", buttons=f"script:{buttons}",
+                               state=str(tmp_path / "state"), game="flip7", players=["ann", "ben", "cat"],
+                               json=True, config=None)
+        appliance = run.build(args, DeviceConfig())
+        appliance.run()
+        appliance.table.game_log.close()
+    assert (tmp_path / "state" / "game.txt").read_text().splitlines() == SCRIPT.splitlines()
+    assert appliance.table.match.summary() == expected_summary(SCRIPT)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_killed_at_a_random_moment_of_a_stacked_deal_ends_with_the_same_log(game_video, tmp_path, seed):
+    """`tablemate run` killed with SIGKILL at a random frame of the deal (cards lying over
+    others; a choice half walked) and a random moment after it, restarted on the rest of the
+    video: the log ends as the uninterrupted run's (the script's)."""
+    import random
+
+    rng = random.Random(seed)
+    split = rng.randrange(140, 260)
+    first, buttons_first, second, buttons_second = _split_runs(game_video, tmp_path, split)
+    still = sorted(first.glob("*.jpg"))[-1]
+    for k in range(30, 900):                  # a longer still table for the kill to land in (15 s)
+        os.link(still, first / f"{split + k:06d}.jpg")
+    # A frame that is no image, 20 frames into the still table: its warning on stderr says the
+    # run is past the split (the camera thread reads a frame or two ahead of the loop, no more).
+    marker = first / f"{split + 20:06d}.jpg"
+    marker.unlink()
+    marker.write_bytes(b"not an image")
+    state = tmp_path / "state"
+    process = _run(first, buttons_first, state, pace="@60")
+    past_split = threading.Event()
+
+    def watch() -> None:
+        for line in process.stderr:
+            if marker.name in line:
+                past_split.set()
+    threading.Thread(target=watch, daemon=True).start()
+    assert past_split.wait(300), f"split {split}: the first run never reached the still table"
+    time.sleep(rng.uniform(0, 1.0))
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL, f"split {split}: the first run ended before the kill"
+    process = _run(second, buttons_second, state)
+    out, err = process.communicate(timeout=300)       # (a guard against a hang: a loaded machine is slow)
+    assert process.returncode == 0, err[-2000:]
+    assert (state / "game.txt").read_text().splitlines() == SCRIPT.splitlines(), f"split {split}"

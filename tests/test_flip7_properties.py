@@ -170,3 +170,73 @@ def test_flip_three_bust_odds_equal_a_brute_force_enumeration() -> None:
                 checked += 1
             match.apply(table.next_event(state))
     assert checked >= 25
+
+
+class _GeneralPathOnly(Flip7State):
+    """Flip 7 with every card taking the general path (no inlined common case)."""
+    __slots__ = ()
+
+    def _card(self, event):
+        from rules.flip7 import FlipTableState
+
+        return FlipTableState._card(self, event)
+
+
+def test_the_inlined_number_card_is_the_general_path():
+    """Flip7State._card's fast path (issue 52's speed) ends every event as the general path does:
+    the same state and notices, event by event, over random games (refused cards too)."""
+    for seed in range(150):
+        config = configs(seed)
+        fast, general, table = Flip7State(config), _GeneralPathOnly(config), RandomTable(seed)
+        rng = random.Random(seed)
+        while not fast.over:
+            event = table.next_event(fast) if rng.random() > 0.05 else Card(rng.choice(LABELS))
+            outcomes = []
+            for state in (fast, general):
+                try:
+                    outcomes.append(state.apply(event))
+                except Exception as error:      # (Refused: compared by its reason)
+                    outcomes.append(str(error))
+            assert outcomes[0] == outcomes[1], (seed, event)
+            assert _every_field(fast) == _every_field(general), (seed, event)
+
+
+def _every_field(state) -> dict:
+    names = [name for cls in type(state).__mro__ for name in getattr(cls, "__slots__", ())]
+    return {name: getattr(state, name) for name in names if hasattr(state, name)}
+
+
+def test_undos_in_a_row_fold_few_events_and_old_checkpoints_are_thinned():
+    """Issue 52: a script of a million lines took 55 s, every undo folding up to 256 events
+    again; and a copy of the state was kept every 256 events for ever. Undos in a row now fold a
+    few events each, and a long game keeps a handful of copies; the state is the fold all the same."""
+    config = GameConfig("flip7", ("ann", "ben", "cat", "dan"))
+    match, table, rng = Match(config), RandomTable(3), random.Random(3)
+    folds = []
+    real_apply = Flip7State.apply
+
+    def counting_apply(state, event):
+        folds[-1] += 1
+        return real_apply(state, event)
+    for step in range(6_000):
+        if match.over or (match.events and rng.random() < 0.3):
+            folds.append(0)
+            Flip7State.apply = counting_apply
+            try:
+                match.undo()
+            finally:
+                Flip7State.apply = real_apply
+            table.pile = []
+        else:
+            match.apply(table.next_event(match.state))
+        if step % 2000 == 0:
+            assert _every_field(match.state) == _every_field(Match.replay(config, match.events).state)
+    assert sorted(folds)[len(folds) // 2] <= 16       # most undos fold few events (256 at most before)
+
+    from rules.match import CHECKPOINT_EVERY
+    long = Match(config)                              # (a million events: the thinning alone)
+    for n in range(CHECKPOINT_EVERY, 4000 * CHECKPOINT_EVERY + 1, CHECKPOINT_EVERY):
+        long._checkpoints[n] = None
+        long._thin(n)
+    assert 0 in long._checkpoints and 4000 * CHECKPOINT_EVERY in long._checkpoints
+    assert len(long._checkpoints) <= 60

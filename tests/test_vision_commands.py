@@ -222,3 +222,37 @@ def test_read_image_names_why_a_file_is_not_a_picture_and_turns_a_photo_upright(
     image, problem = read_image(str(tmp_path / "sideways.jpg"))
     assert problem is None and image.shape == (80, 40, 3)
     assert image[:20].mean() > 200 and image[-20:].mean() < 50   # the band is now on top
+
+
+def test_tiny_images_fifos_and_giant_headers_are_each_said_and_the_rest_read(capsys, photos, tmp_path):
+    """Issue 52: a 1x1, 2x2 or 40000x1 picture ended classify with a cv2.error traceback before
+    the other images, a FIFO named x.jpg hung it, a 60,000-square header gave OpenCV's assertion."""
+    import os
+    import struct
+    import zlib
+
+    folder, _ = photos
+    for name, shape in (("one-pixel.png", (1, 1, 3)), ("two.png", (2, 2, 3)), ("line.png", (1, 40000, 3)),
+                        ("four.png", (4, 4, 3)), ("strip.png", (8, 1000, 3)), ("thin.png", (4, 3000, 3))):
+        cv2.imwrite(str(tmp_path / name), np.zeros(shape, np.uint8))
+    os.mkfifo(tmp_path / "x.jpg")
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    (tmp_path / "giant.png").write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 60000, 60000,
+                                         8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b""))
+    names = ["one-pixel.png", "two.png", "line.png", "thin.png", "x.jpg", "giant.png", "four.png", "strip.png"]
+    images = [str(tmp_path / name) for name in names] + [str(folder / "one.jpg")]
+    status, out, err = run(capsys, "classify", "--deck", "flip7", *images)
+    reasons = [json.loads(line)["reason"] for line in out.splitlines()]
+    assert len(reasons) == len(images) and status == 1
+    assert reasons[:4] == ["unreadable image: 1x1 pixels is too small to show a card",
+                           "unreadable image: 2x2 pixels is too small to show a card",
+                           "unreadable image: 40000x1 pixels is too small to show a card",
+                           "unreadable image: 3000x4 pixels is too small to show a card"]
+    assert reasons[4] == "unreadable image: not a file (a pipe, socket or device)"
+    assert "larger than OpenCV decodes" in reasons[5] and "Traceback" not in err
+    assert not any((r or "").startswith("unreadable") for r in reasons[6:])
+    for name in ("two.png", "x.jpg", "giant.png", "strip.png"):
+        status, out, err = run(capsys, "scan", "--deck", "flip7", str(tmp_path / name))
+        assert status == (0 if name == "strip.png" else 1) and "Traceback" not in err, (name, err)

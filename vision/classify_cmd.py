@@ -21,6 +21,8 @@ import sys
 
 log = logging.getLogger(__name__)
 
+MIN_SIDE_PX = 4     # a picture narrower than this shows no card (OpenCV's locating refuses it)
+
 
 def add_deck_argument(parser: argparse.ArgumentParser, help: str = "card deck the model is for") -> None:
     """--deck: a deck id or a game's name, in any case (rules.cards.deck_for); an unknown one is
@@ -76,13 +78,21 @@ def read_image(path: str):
     """(BGR image, None) or (None, why it cannot be read). The file is read once and decoded
     from memory (imdecode, like imread, turns a photo by its EXIF orientation)."""
     import os
+    import stat
 
     import cv2
     import numpy as np
 
+    from vision.locate import WORK_LONG_SIDE
+
     try:
-        with open(path, "rb") as f:
-            if os.fstat(f.fileno()).st_size == 0:
+        # (Opened without waiting: a FIFO named x.jpg would block open() until a writer came.)
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                return None, ("unreadable image: it is a folder" if stat.S_ISDIR(info.st_mode)
+                              else "unreadable image: not a file (a pipe, socket or device)")
+            if info.st_size == 0:
                 return None, "unreadable image: the file is empty"
             if not cv2.haveImageReader(path):   # (its first bytes: a video is not read whole)
                 return None, "unreadable image: not an image file OpenCV can decode"
@@ -99,10 +109,16 @@ def read_image(path: str):
         return None, "unreadable image: the JPEG file ends before its picture does (copied or saved only in part?)"
     try:
         image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-    except cv2.error as error:
-        return None, f"unreadable image: {error}"
+    except cv2.error as error:      # (OpenCV's own text is an assertion: what it says is kept short)
+        if "validateInputImageSize" in str(error):
+            return None, "unreadable image: its header claims a picture larger than OpenCV decodes (2^30 pixels)"
+        return None, f"unreadable image: OpenCV cannot decode it ({str(error).strip().splitlines()[-1][:80]})"
     if image is None or image.size == 0:
         return None, "unreadable image: not an image file OpenCV can decode"
+    height, width = image.shape[:2]
+    # (Its short side as the locator shrinks it, too: 4x3000 pixels become a picture 1 pixel high.)
+    if min(height, width) * min(1.0, WORK_LONG_SIDE / max(height, width)) < MIN_SIDE_PX:
+        return None, f"unreadable image: {width}x{height} pixels is too small to show a card"
     return image, None
 
 

@@ -144,6 +144,35 @@ class PlacementDetector:
         self._early_cards: list[_EarlyCard] = []  # cards reported early since the picture was last still
         self._mid_of = None                     # (frame, its shrunk colour copy): made once a frame
         self._owed = None                       # (frame, tiny, mid, index, burnt): a settled change to judge
+        self.picture_version = getattr(self, "picture_version", 0) + 1   # moves when the cards known change
+        self._accepted_cards: tuple = ()
+
+    # ------------------------------------------------------------------ kept across a restart
+    def picture(self) -> tuple[dict, dict[str, np.ndarray]] | None:
+        """(plain data, named arrays): the table as the detector knows it, every card lying in the
+        zone with its picture (covered ones too), and the reference frame; None while something
+        moves. `restore` takes it back: after a restart, a card lying there is not read again."""
+        if self.state != IDLE or self._ref_tiny is None:
+            return None
+        data, arrays = self._zone.to_arrays()
+        arrays.update(ref_tiny=self._ref_tiny, ref_mid=self._ref_mid, ref_view=self._ref_view)
+        return data, arrays
+
+    def restore(self, data: dict, arrays) -> None:
+        """The table as `picture` gave it (ValueError, KeyError or TypeError if it is not one): the
+        next frame is compared with its reference as any frame is (a frame of another size starts
+        afresh)."""
+        zone = Zone.from_arrays(data, arrays)
+        refs = [np.asarray(arrays[name], np.uint8) for name in ("ref_tiny", "ref_mid", "ref_view")]
+        if refs[0].ndim != 2 or refs[1].shape[:2] != refs[0].shape or refs[2].shape != zone.table.shape:
+            raise ValueError("the reference frame is not a picture of the table")
+        self.reset()
+        self._zone = zone
+        self._ref_tiny, self._ref_mid, self._ref_view = refs
+        self._accepted_cards = self._cards_key()
+
+    def _cards_key(self) -> tuple:
+        return tuple((id(k), k.quad.tobytes()) for k in self._zone.cards)
 
     @property
     def cards_in_zone(self) -> list[ZoneCard]:
@@ -187,7 +216,9 @@ class PlacementDetector:
     def _look(self, frame_bgr: np.ndarray, frame_index: int) -> list[VisionEvent]:
         self._mid_of = None                  # a camera may hand the same array back, refilled
         tiny = self._tiny(frame_bgr)
-        if self._ref_tiny is None:
+        if self._ref_tiny is None or self._ref_tiny.shape != tiny.shape:   # (restored from another camera size)
+            if self._ref_tiny is not None:
+                self.reset()
             self.step = "start"
             self._start(frame_bgr, tiny)
             return []
@@ -253,6 +284,8 @@ class PlacementDetector:
                 self._zone.add(view, c.quad, prediction.label, prediction.leaning)
         # (What lies under the cards found is not known; the table shows there once they go.)
         self._zone.forget_table_under_cards()
+        self._accepted_cards = self._cards_key()
+        self.picture_version += 1
         log.debug("start: cards already on the table %s",
                   [(k.label, k.quad.mean(axis=0).round().tolist()) for k in self._known])
 
@@ -586,6 +619,10 @@ class PlacementDetector:
         and the zone's view of it: what the table showed before the next change)."""
         self._ref_tiny, self._ref_mid, self._ref_view = tiny, mid, view
         self.state, self._pending, self._mask, self._early_cards = IDLE, [], None, []
+        key = self._cards_key()
+        if key != self._accepted_cards:
+            self._accepted_cards = key
+            self.picture_version += 1
 
     def _relit(self, frame, gain) -> tuple[np.ndarray, np.ndarray]:
         """(tiny, mid) of the frame in the reference's light (vision.light), from its small copies

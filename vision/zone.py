@@ -262,6 +262,45 @@ class Zone:
         self.burnt: np.ndarray | None = None         # the last view's burnt-out values (see view)
         self._alignments: dict = {}                  # this view's picture alignments (see _aligned)
 
+    # ------------------------------------------------------------------ kept across a restart
+    def to_arrays(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """(plain data, named arrays): the zone as a file keeps it (from_arrays reads it back)."""
+        arrays = {"table": self.table, "table_seen": self.table_seen}
+        cards = list(self.cards) + [k for k in self.printed.values() if not any(k is c for c in self.cards)]
+        for i, card in enumerate(cards):
+            arrays.update({f"quad{i}": card.quad, f"face{i}": card.face, f"seen{i}": card.seen})
+            if card.floor is not None:
+                arrays[f"floor{i}"] = card.floor
+        data = {"scale": self.scale, "lying": len(self.cards),
+                "cards": [{"label": k.label, "leaning": k.leaning} for k in cards],
+                "printed": {label: next(i for i, k in enumerate(cards) if k is card)
+                            for label, card in self.printed.items()}}
+        return data, arrays
+
+    @classmethod
+    def from_arrays(cls, data: dict, arrays) -> "Zone":
+        """The zone to_arrays kept; KeyError, TypeError or ValueError for data that are not one."""
+        zone = cls()
+        cards = []
+        for i, meta in enumerate(data["cards"]):
+            face, seen = np.asarray(arrays[f"face{i}"], np.uint8), np.asarray(arrays[f"seen{i}"], bool)
+            quad = np.asarray(arrays[f"quad{i}"], np.float32)
+            if quad.shape != (4, 2) or face.shape != (FACE_SIZE[1], FACE_SIZE[0], 3) or seen.shape != face.shape[:2]:
+                raise ValueError(f"card {i} is not a picture of a card")
+            floor = np.asarray(arrays[f"floor{i}"], bool) if f"floor{i}" in arrays else None
+            label, leaning = meta["label"], meta["leaning"]
+            if not all(x is None or isinstance(x, str) for x in (label, leaning)):
+                raise ValueError(f"card {i} has no label")
+            cards.append(ZoneCard(quad, label, face, seen, leaning, floor))
+        zone.cards = cards[: int(data["lying"])]
+        zone.printed = {str(label): cards[int(i)] for label, i in data["printed"].items()}
+        zone.table = np.asarray(arrays["table"], np.uint8)
+        zone.table_seen = np.asarray(arrays["table_seen"], bool)
+        if zone.table.ndim != 3 or zone.table_seen.shape != zone.table.shape[:2]:
+            raise ValueError("the table is not a picture")
+        zone.scale = float(data["scale"])
+        return zone
+
     # ------------------------------------------------------------------ pictures
     def view(self, frame: np.ndarray, burnt: np.ndarray | None = None) -> np.ndarray:
         """The frame at view scale. `burnt` (vision.light.burnt_out of the frame before it was
