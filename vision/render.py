@@ -1,4 +1,4 @@
-"""Card face renderer for training and test data (spec/cards.md, "What the physical cards look like").
+"""Card face renderer for training and test data (docs/cards.md, "What the cards look like").
 
 Nobody on the team has the real decks, so each face is drawn from its written description with
 wide variation around it: several fonts, jittered colours, English or German words, optional

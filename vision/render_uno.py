@@ -1,4 +1,4 @@
-"""UNO Flip card faces for the renderer (spec/cards.md, "UNO Flip"): both sides, 108 face labels.
+"""UNO Flip card faces for the renderer (docs/cards.md, "UNO Flip"): both sides, 108 face labels.
 
 Light faces: white border, a solid red / yellow / green / blue field, a white oval outline tilted
 about 30 degrees, the symbol very large in white with a black outline and shadow, small copies in
