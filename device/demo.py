@@ -256,14 +256,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--script", type=Path, default=DEFAULT_SCRIPT, help="the game (a table script)")
     parser.add_argument("--out", type=Path, default=REPO / "out" / "demo", help="output folder")
     # Seed 2 / train look: a video the committed model reads through end to end (some seeds are not:
-    # the detector misses 1-3 placements in 200, see models/flip7.md; `make evaluate` measures that).
+    # the detector misses 1-3 placements in 200, see docs/history/flip7.md; `make evaluate` measures that).
     parser.add_argument("--seed", type=int, default=2, help="deal video seed (default 2: reads through)")
     parser.add_argument("--split", default="train", choices=("train", "heldout"),
                         help="card and table looks for the video (heldout: a print never seen in training)")
     parser.add_argument("--hard", action="store_true",
                         help="deal with the hard cases too (cards on top of others, hands passing over, "
                              "nudges): the detector still misses about 1.5%% of those placements "
-                             "(models/flip7.md), so a long game then rarely reads through")
+                             "(docs/history/flip7.md), so a long game then rarely reads through")
     args = parser.parse_args(argv)
     setup_logging()
     started = time.monotonic()

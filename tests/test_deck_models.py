@@ -29,7 +29,7 @@ def test_sidecar_matches_the_deck_and_carries_held_out_figures(deck):
 
 @pytest.mark.parametrize("deck", DECK_IDS)
 def test_models_read_at_half_the_canonical_warp_with_one_scale_for_every_channel(deck):
-    """The reading's cheap path (models/flip7.md, "Speed"): the area resize of a warped card to
+    """The reading's cheap path (models/flip7.md, "Size and speed"): the area resize of a warped card to
     exactly half its size averages 2 x 2 blocks, and one std for every channel lets the
     normalisation be one OpenCV call. A model at another size would read right, only slower."""
     from vision.dataset import INPUT_H, INPUT_W

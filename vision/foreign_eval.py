@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 TARGETS = {1: (0.99, 0.03), 3: (0.995, None)}  # samples -> (accuracy among accepted, max rejected)
 # --tune: calibration may read the training family no more than this below the trained model alone
 # (the model alone reads the family's tuning printings 100 % right among accepted: asking as much
-# of 264 cards per deck set the thresholds to refuse 72 % of UNO Flip's foreign cards, calibration.md)
+# of 264 cards per deck set the thresholds to refuse 72 % of UNO Flip's foreign cards, docs/history/calibration.md)
 FAMILY_TOLERANCE = 0.005
 # The model's vote weights the tuner tries. Not 16: times the agreement bound of a profile of one
 # card the model happened to read (0.34), that switched a foreign deck's vote on and named its

@@ -2,7 +2,7 @@
 
 Calibration (vision.adapt) must tell the user's own cards apart, and the user's deck is a printing
 nobody here has seen. The deck classifiers learn the training renderer's print; their features
-read a foreign print poorly (models/calibration.md). The look network instead learns *is this the
+read a foreign print poorly (docs/history/calibration.md). The look network instead learns *is this the
 same face as that one, within one printing*, across many printings: a sample is a printing (a
 CardStyle of the training family, of any of the three decks, then recoloured as a whole — hue
 turned, sometimes light and dark swapped or colour planes exchanged — so that what matters is how
@@ -17,7 +17,7 @@ Two kinds of printings (`kind`): "family", the training renderers' (above), and 
 invented game of vision.render_generic — random layouts, palettes and symbols, its 8 cards dealt
 with confusable ones among them (+4 / +6 / +8, 6 / 9, 1 / 7 / 11, 0 / 8 with the 0 slashed or
 dotted in some printings; a symbol in two or more suits of close colours): a network that has only seen
-the training family learns that family, not cards in general (models/calibration.md).
+the training family learns that family, not cards in general (docs/history/calibration.md).
 
 A third kind, "uno-numerals" (`python -m vision.train_look --uno-numerals-share`), is UNO Flip
 printings of the training family dealing four or more numerals of one colour together
@@ -93,7 +93,7 @@ def make_printing(rng: np.random.Generator, deck: str, labels_per_printing: int 
 # Cards of flip7 and Vengeance that differ by a small mark (a word, a sign, a stroke): dealt
 # together into half their printings, so the loss's negatives include them (UNO Flip deals its
 # colour twins instead). Vengeance's 13 / lucky-13 and -4 / -6 were the cards one poor calibration
-# sample most often confused (models/calibration.md).
+# sample most often confused (docs/history/calibration.md).
 FAMILY_LOOK_ALIKES = {
     "flip7": (("6", "9"), ("1", "7", "11"), ("0", "8", "3"), ("2", "10", "12"), ("5", "3"),
               ("+2", "+4", "+6", "+8", "+10"), ("x2", "+2", "2")),
@@ -139,7 +139,7 @@ def colour_twins(rng: np.random.Generator, labels, n: int) -> np.ndarray:
 
 def one_colour_numerals(rng: np.random.Generator, labels, n: int) -> np.ndarray:
     """n distinct indices of UNO Flip `labels`: four to n numerals of one colour (an 8 and a 5, a 2
-    and a 9 of one ink: the look-alikes one poor calibration photo confuses, models/calibration.md),
+    and a 9 of one ink: the look-alikes one poor calibration photo confuses, docs/history/calibration.md),
     the rest drawn at random."""
     colour = (UNO_LIGHT_COLORS + UNO_DARK_COLORS)[int(rng.integers(8))]
     numerals = [i for i, label in enumerate(labels) if label.startswith(colour + "-") and label[-1].isdigit()]

@@ -29,7 +29,7 @@ The network is the plain backbone (vision.train.build_plain_model) without its p
 classification layer: the last feature map (192 x 8 x 6 at width 1.5 and 84 x 120), flattened, projected to 128 values
 and scaled to unit length (the ONNX output `embedding`). `--width` scales the backbone's
 channels (default 1.5: the committed network, 24-48-48-96-96-192; 1 was the one before, see
-models/calibration.md). `--input-size W H` sets the crop it reads (default 84 x 120, the committed
+docs/history/calibration.md). `--input-size W H` sets the crop it reads (default 84 x 120, the committed
 network's; 56 x 80 was the one before; the sidecar tells the run time; the data are cached per
 size). The file stores its weights in half precision (store_weights_half). One
 network serves every deck. Needs the `train` extra (PyTorch); the device reads the ONNX file
@@ -282,7 +282,7 @@ def poor_capture(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """The crop as a poor calibration capture shows it: a glare washing out part of the card (an
     ellipse of light up to half its width, added) or a defocus blur. One view of a pair, not both:
     calibration's one sample of a card may be such a capture and every later one of it compared with it
-    (models/calibration.md, "Where the one-sample failures come from")."""
+    (docs/history/calibration.md, "Where the one-sample failures come from")."""
     import cv2
 
     h, w = crop.shape[:2]
