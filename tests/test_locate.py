@@ -143,7 +143,7 @@ def test_locator_refuses_a_grey_image():
 def test_locator_on_synthetic_table_scenes_with_all_the_nuisances():
     """Shadows, glare, fingers over a card, a card underneath, blur, noise, held-out surfaces."""
     from rules.cards import DECKS
-    from vision.synth import make_scene
+    from vision.synth.scenes import make_scene
 
     rng = np.random.default_rng(2024)
     labels = DECKS["flip7"].labels
@@ -184,7 +184,7 @@ def test_a_card_overlapping_another_is_found_on_the_straight_stretches_of_their_
     cloth. Every region and edge loop holding the discard runs round both cards, and no card
     fits that outline; the discard's own straight sides on it propose it (it was not found,
     then forgotten, and counted again when it was next pushed)."""
-    from vision.evaluate import deal_video
+    from vision.evaluation.evaluate import deal_video
 
     frame = deal_video("flip7-vengeance", 9303).frames[5626]
     discard = np.float32([[282.1, 179.8], [314.2, 62.5], [480.4, 115.5], [444.4, 234.9]])

@@ -571,4 +571,4 @@ def render_card(deck: str, label: str, rng: np.random.Generator, style: CardStyl
 
 
 # Decks drawn in their own modules with the helpers above; importing them registers them in RENDERERS.
-from vision import render_uno, render_vengeance  # noqa: E402,F401
+from vision.synth import render_uno, render_vengeance  # noqa: E402,F401

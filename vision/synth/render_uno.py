@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 
 from rules.cards import UNO_DARK_COLORS, UNO_LIGHT_COLORS
-from vision.render import CARD_H, CARD_W, RENDERERS, RGB, CardStyle, _fit_mask, _jitter, _rounded_rect_pts, _shade
+from vision.synth.render import CARD_H, CARD_W, RENDERERS, RGB, CardStyle, _fit_mask, _jitter, _rounded_rect_pts, _shade
 
 FIELD_COLORS: dict[str, RGB] = {
     "red": (214, 32, 40), "yellow": (250, 206, 24), "green": (36, 160, 72), "blue": (22, 100, 200),

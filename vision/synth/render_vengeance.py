@@ -22,7 +22,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.render import (CARD_H, CARD_W, RENDERERS, RGB, CardStyle, _banner, _base, _corner_index, _fan,
+from vision.synth.render import (CARD_H, CARD_W, RENDERERS, RGB, CardStyle, _banner, _base, _corner_index, _fan,
                            _frame, _jitter, _mini_card, _poly, _shade, _styled_text)
 
 LABELS_SPECIAL = ("zero", "unlucky-7", "lucky-13")
