@@ -27,7 +27,7 @@ captures at the card's true outline with the model alone: the gap
 between it and "out of the box" is the locator's. For each: right among accepted, refused ("no card" and "not sure" apart), and the worst
 confusions. Nothing here trains anything: the photos (classic UNO decks standing for UNO Flip's
 light side, labelled as the sets' manifests say) are never trained on, and the printed faces
-enter training (`vision.train --printed-faces`) only on the "train" split's surfaces and seeds.
+enter training (`vision.training.train --printed-faces`) only on the "train" split's surfaces and seeds.
 The picture check's design was chosen on the photos' figures, and the locator's border rule on
 the Flip 7 captures', so those are development figures (models/calibration.md says which).
 """
@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         base = CardClassifier.load(args.deck, args.models_dir)
         faces = load_printed_faces(args.deck, real / ART_FOLDERS[args.deck])
     except (ModelError, ValueError) as error:
-        print(f"vision.real_eval: {error}", file=sys.stderr)
+        print(f"vision.evaluation.real_eval: {error}", file=sys.stderr)
         return 2
     results = []
     if not args.no_captures:

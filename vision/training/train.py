@@ -32,7 +32,7 @@ RECIPE_VERSION = 4  # bump when the sample generator changes, so stale caches ar
 LOCATED_VERSION = 1  # the same for make_located_samples
 
 # The recipe every deck starts from, and what a deck changes in it. "located_samples" are extra
-# crops cut at quads with a locator's larger errors (vision.dataset.make_located_samples), added to the usual ones.
+# crops cut at quads with a locator's larger errors (vision.training.dataset.make_located_samples), added to the usual ones.
 BASE_RECIPE = {"samples": 40000, "epochs": 18, "located_samples": 0, "printed_share": 0.5}
 DECK_RECIPES: dict[str, dict] = {
     # The deal video's "not sure" misses were cards read from a quad with one corner or one side
@@ -86,7 +86,7 @@ def build_model(num_classes: int):
 def build_plain_model(num_classes: int, width: float = 1.0):
     """Six plain 3x3 conv + BN + ReLU layers (four of stride 2), global average pooling, one linear
     layer: ~150 k parameters, ~10 M multiply-adds at 56 x 80. The deck classifiers' network until
-    2026-11-27 and the look network's backbone (vision.train_look), `width` times its channels."""
+    2026-11-27 and the look network's backbone (vision.training.train_look), `width` times its channels."""
     import torch.nn as nn
 
     def block(cin, cout, stride):
@@ -234,7 +234,7 @@ def train(args) -> int:
         "none_class": NONE_CLASS,
         "input": {"width": INPUT_W, "height": INPUT_H, "channel_order": "rgb", "resize": "area"},
         "normalize": {"mean": list(MEAN), "std": list(STD)},
-        # Provisional until `python -m vision.evaluate` tunes them on held-out data.
+        # Provisional until `python -m vision.evaluation.evaluate` tunes them on held-out data.
         "reject": {"min_confidence": 0.9, "min_margin": 0.5},
         "training": {
             "seed": args.seed, "samples": args.samples, "epochs": args.epochs, "batch": args.batch,
@@ -253,7 +253,7 @@ def train(args) -> int:
         "metrics": {},
     }
     (out_dir / f"{args.deck}.json").write_text(json.dumps(sidecar, indent=2) + "\n")
-    log.info("wrote %s (%.0f kB) and %s.json in %.1f min; now run: python -m vision.evaluate --deck %s",
+    log.info("wrote %s (%.0f kB) and %s.json in %.1f min; now run: python -m vision.evaluation.evaluate --deck %s",
              onnx_path, onnx_path.stat().st_size / 1024, onnx_path.with_suffix(""),
              (time.perf_counter() - t_start) / 60, args.deck)
     return 0
