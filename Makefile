@@ -30,32 +30,32 @@ test: $(STAMP)
 	$(PY) -m pytest -q -n auto --dist loadgroup
 
 # Training is not part of `make test`: it needs the train extra (local CPU torch) and ~20 minutes.
-# With REAL beside the repo, half the faces drawn are the deck's printed ones (vision.printed).
+# With REAL beside the repo, half the faces drawn are the deck's printed ones (vision.synth.printed).
 model: $(TRAIN_STAMP)
-	$(PY) -m vision.train --deck flip7 $(if $(wildcard $(REAL)/flip7-art),--printed-faces $(REAL)/flip7-art)
+	$(PY) -m vision.training.train --deck flip7 $(if $(wildcard $(REAL)/flip7-art),--printed-faces $(REAL)/flip7-art)
 
 # The look network that calibration to the user's deck compares cards with (one for every deck):
-# the network of d93e2aa (trained from scratch by `python -m vision.train_look --printings 6000
+# the network of d93e2aa (trained from scratch by `python -m vision.training.train_look --printings 6000
 # --generic-share 0.6667 --uno-numerals-share 0.15`, ~2.2 h on two threads), fine-tuned with
-# look-alikes dealt together and poor captures (models/calibration.md).
+# look-alikes dealt together and poor captures (docs/history/calibration.md).
 look-model: $(TRAIN_STAMP)
 	mkdir -p data && git show d93e2aa:models/card-look.onnx > data/card-look-d93e2aa.onnx
-	$(PY) -m vision.train_look --init data/card-look-d93e2aa.onnx --printings 4000 --generic-share 0.625 \
+	$(PY) -m vision.training.train_look --init data/card-look-d93e2aa.onnx --printings 4000 --generic-share 0.625 \
 	  --uno-numerals-share 0.15 --epochs 3 --lr 5e-4 --poor-share 0.3
 
 # Foreign-deck reading before and after calibration (models/calibration.md), every deck with a model.
 foreign-eval: $(STAMP)
 	for deck in flip7 flip7-vengeance uno-flip; do \
-	  if [ -f models/$$deck.onnx ]; then $(PY) -m vision.foreign_eval --deck $$deck || exit 1; fi; done
+	  if [ -f models/$$deck.onnx ]; then $(PY) -m vision.evaluation.foreign_eval --deck $$deck || exit 1; fi; done
 
 # The figure of record: held-out captures of the printed faces and the photos of physical cards.
 real-eval: $(STAMP)
 	@if [ ! -d "$(REAL)" ]; then echo "make real-eval: no real decks at $(REAL) (set REAL=DIR)" >&2; exit 2; fi
-	$(PY) -m vision.real_eval --deck flip7 --real $(REAL)
-	$(PY) -m vision.real_eval --deck uno-flip --real $(REAL)
+	$(PY) -m vision.evaluation.real_eval --deck flip7 --real $(REAL)
+	$(PY) -m vision.evaluation.real_eval --deck uno-flip --real $(REAL)
 
 evaluate: $(STAMP)
-	$(PY) -m vision.evaluate --deck flip7
+	$(PY) -m vision.evaluation.evaluate --deck flip7
 
 bench: $(STAMP)
 	$(PY) bench/rules_bench.py

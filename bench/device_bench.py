@@ -51,7 +51,7 @@ def bench_latency(cards: int, fps: float, seed: int, workdir: Path) -> None:
 
     from device import run
     from device.config import DeviceConfig
-    from vision.synth import make_deal_video
+    from vision.synth.scenes import make_deal_video
 
     labels = LABELS[:cards]
     video = make_deal_video(np.random.default_rng(seed), labels, fps=int(fps), split="heldout", p_repeat=0.0)

@@ -29,7 +29,7 @@ def main() -> None:
 
     from device.handscan import read_hand
     from vision.classifier import CardClassifier
-    from vision.synth import make_scene
+    from vision.synth.scenes import make_scene
 
     labels = args.cards.split(",")
     classifier = CardClassifier.load(args.deck)

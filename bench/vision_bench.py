@@ -46,7 +46,7 @@ from vision.geometry import warp_card  # noqa: E402
 from vision.locate import find_cards  # noqa: E402
 from vision.placement import PlacementDetector  # noqa: E402
 from vision.reading import NEARBY_OUTLINES, second_look  # noqa: E402
-from vision.synth import changed_light, under_light  # noqa: E402
+from vision.synth.scenes import changed_light, under_light  # noqa: E402
 
 # (kernel, expanded, out, squeeze-excite, hard-swish, stride) for each bottleneck block
 MOBILENET_V3_SMALL = [
@@ -179,7 +179,7 @@ def rss_mb() -> float:
 def scenes(n: int, deck: str, seed: int = 7):
     """Frames with one card lying in the deal zone (the placement case), 640x480."""
     from rules.cards import DECKS
-    from vision.synth import make_scene
+    from vision.synth.scenes import make_scene
 
     rng = np.random.default_rng(seed)
     labels = DECKS[deck].labels
@@ -197,7 +197,7 @@ def idle_frames(frame: np.ndarray, n: int, seed: int = 3) -> list[np.ndarray]:
 def deal_frames(deck: str, seed: int = 5, cards: int = 12):
     """A synthetic deal at 640x480 (hands, stacks, nudges, slides): rendered lazily, not timed."""
     from rules.cards import DECKS
-    from vision.synth import make_deal_video
+    from vision.synth.scenes import make_deal_video
 
     rng = np.random.default_rng(seed)
     labels = DECKS[deck].labels
@@ -315,7 +315,7 @@ def calibrated_reading(classifier, deck: str, crop, repeats: int, plays: int) ->
     core the process may use (calibration learns the labels in parallel: vision.adapt.calibrate)."""
     from vision.adapt import SUREST_PHOTOS, CalibratedClassifier, calibrate, ink_signatures, look_model_for
     from vision.geometry import CANON_H, CANON_W
-    from vision.render_foreign import ForeignStyle, render_foreign
+    from vision.synth.render_foreign import ForeignStyle, render_foreign
 
     # The photos as calibration gets them: cut from a frame or a folder's photo at the canonical
     # crop size (vision.geometry.warp_card, vision.calibrate_cmd.card_crop).
@@ -364,7 +364,7 @@ def calibrated_reading(classifier, deck: str, crop, repeats: int, plays: int) ->
               f"{summary(timed(lambda: ink_signatures([crop]), repeats))}")
     # The deal video through a profile of its own print (the training family's held-out fonts, one
     # photo per label): every card placed is read by the classifier and the look network.
-    from vision.render import CardStyle, render_card
+    from vision.synth.render import CardStyle, render_card
 
     rng = np.random.default_rng(1)
     family = CardStyle.sample(rng, "heldout")

@@ -1,49 +1,12 @@
 """The device's calibration walk: the user shows each card of their deck once, the device learns
 its look (vision.adapt) and keeps the profile in the state directory.
 
-Screens (OLED): "CALIBRATE 3/22" / "show: 7 — ok" / "card seen", "hold still", "no card yet" or
-"take it away"; under "card seen", what the device reads the card as now ("read as 7", "read: not
-sure", "read: no card"), so the user sees at a glance which cards the walk mends. A card is seen only once the picture has been still for a few frames
-(vision.placement.StillPicture): a photo taken as the hand lets go of the card, smeared or with
-fingers on it, would be the label's only sample. Buttons: `ok` takes the card lying in the deal
-zone for the label shown (only when a card is seen) and goes on; after a card is taken (or a
-label skipped with a card in view), the next is only seen once the zone has been clear for a
-frame, so a card left lying is never learnt as the next label; `next` skips this label (a label never shown keeps its old samples, or is read by the
-model alone as far as it reads the cards shown: vision.adapt); `back` returns to the previous label; `back` held stops without saving. After the last
-label the profile is written (atomically) and `finished` is set; `result` holds the calibrated
-classifier for the placement detector. On the device (`background=True`) the learning runs on a
-thread of its own while the screen says "LEARNING", so the frame loop goes on pinging systemd's
-watchdog (UNO Flip's 108 cards take 3.8 s of compute with one photo each and 6.3 s with three on
-the development machine's two cores, bench/vision_bench.py --deck uno-flip; more on a Pi); meanwhile frames are not looked at and buttons not taken, but `back` held leaves
-the walk (the profile is saved when the learning ends and used from the next start). A stop of
-the appliance waits for the learning (device/appliance.py), so the profile is saved.
-
-The photos are kept beside the profile, in the folder `tablemate calibrate --from` reads
-(photos_folder: one sub-folder per label), the newest PHOTOS_PER_CARD of each card: walking the
-deck again adds a photo of each card shown, and each card shown is learnt from every photo kept
-of it (vision.adapt.calibrate, updating the stored profile; without a profile that fits, every
-card is learnt from its kept photos). One walk reads a deck as "1 sample" does in models/calibration.md,
-three walks as "3 samples" (one photo is often enough, and a deck whose look-alike numerals one
-photo catches badly reads surer with three). The summary says how many photos each card has.
-
-Re-calibrating one card: `CalibrationFlow(..., pick=True)` first shows "which card?" and `next`
-cycles the labels, `ok` picks one; only that label is learnt again, from the new photo alone (its
-old photos are dropped: a card read wrongly may owe it to one of them), the others are kept.
-A label of the stored profile without kept photos (a profile made before the photos were kept)
-keeps its samples.
-
-How the appliance wires it (device/table.py menu item and device/appliance.py frame loop, owned
-by the device engineer):
-  * on the menu's "Calibrate" item, or the walk offered taken (device/table.py): flow =
-    CalibrationFlow(base_classifier, deck, profile_path(state_dir, deck), background=True,
-    reader=detector.classifier) (device/run.py calibration_starter); ("Calibrate card": pick=True)
-  * while the flow runs: each frame -> flow.on_frame(image); each press -> flow.on_button(press);
-    the display shows flow.screen() instead of the table's screen;
-  * when flow.finished: if flow.result is not None, replace the detector's classifier with it
-    (detector.classifier = flow.result); show flow.screen() (the summary) a few seconds.
-At start, `load_stored(base_classifier, deck, state_dir)` gives the classifier to use: the stored
-profile's when there is one that fits the model; one that does not (say, after an update of the
-models) is made again from the photos kept; without photos, the base one and a problem to show.
+A deck the model reads badly is mended by one look at each card, so the walk must be quick and
+must never learn a bad photo: a card is taken only once the picture is still, the learning runs on
+a thread of its own so the frame loop keeps pinging systemd's watchdog, and the walk's photos are
+kept beside the profile so that walking again adds photos and a profile refused after a model
+update is made again from them. `CalibrationFlow` is the walk; `load_stored` gives the classifier
+to use at start.
 """
 
 from __future__ import annotations
@@ -184,6 +147,53 @@ def load_stored(base, deck: str, state_dir: str | Path, rebuild: bool = True):
 
 
 class CalibrationFlow:
+    """The walk, one label at a time: on_frame(image), on_button(press), screen().
+
+    Screens (OLED): "CALIBRATE 3/22" / "show: 7 — ok" / "card seen", "hold still", "no card yet" or
+    "take it away"; under "card seen", what the device reads the card as now ("read as 7", "read: not
+    sure", "read: no card"), so the user sees at a glance which cards the walk mends. A card is seen only once the picture has been still for a few frames
+    (vision.placement.StillPicture): a photo taken as the hand lets go of the card, smeared or with
+    fingers on it, would be the label's only sample. Buttons: `ok` takes the card lying in the deal
+    zone for the label shown (only when a card is seen) and goes on; after a card is taken (or a
+    label skipped with a card in view), the next is only seen once the zone has been clear for a
+    frame, so a card left lying is never learnt as the next label; `next` skips this label (a label never shown keeps its old samples, or is read by the
+    model alone as far as it reads the cards shown: vision.adapt); `back` returns to the previous label; `back` held stops without saving. After the last
+    label the profile is written (atomically) and `finished` is set; `result` holds the calibrated
+    classifier for the placement detector. On the device (`background=True`) the learning runs on a
+    thread of its own while the screen says "LEARNING", so the frame loop goes on pinging systemd's
+    watchdog (UNO Flip's 108 cards take 3.8 s of compute with one photo each and 6.3 s with three on
+    the development machine's two cores, bench/vision_bench.py --deck uno-flip; more on a Pi); meanwhile frames are not looked at and buttons not taken, but `back` held leaves
+    the walk (the profile is saved when the learning ends and used from the next start). A stop of
+    the appliance waits for the learning (device/appliance.py), so the profile is saved.
+
+    The photos are kept beside the profile, in the folder `tablemate calibrate --from` reads
+    (photos_folder: one sub-folder per label), the newest PHOTOS_PER_CARD of each card: walking the
+    deck again adds a photo of each card shown, and each card shown is learnt from every photo kept
+    of it (vision.adapt.calibrate, updating the stored profile; without a profile that fits, every
+    card is learnt from its kept photos). One walk reads a deck as "1 sample" does in models/calibration.md,
+    three walks as "3 samples" (one photo is often enough, and a deck whose look-alike numerals one
+    photo catches badly reads surer with three). The summary says how many photos each card has.
+
+    Re-calibrating one card: `CalibrationFlow(..., pick=True)` first shows "which card?" and `next`
+    cycles the labels, `ok` picks one; only that label is learnt again, from the new photo alone (its
+    old photos are dropped: a card read wrongly may owe it to one of them), the others are kept.
+    A label of the stored profile without kept photos (a profile made before the photos were kept)
+    keeps its samples.
+
+    How the appliance wires it (device/table.py menu item and device/appliance.py frame loop, owned
+    by the device engineer):
+      * on the menu's "Calibrate" item, or the walk offered taken (device/table.py): flow =
+        CalibrationFlow(base_classifier, deck, profile_path(state_dir, deck), background=True,
+        reader=detector.classifier) (device/run.py calibration_starter); ("Calibrate card": pick=True)
+      * while the flow runs: each frame -> flow.on_frame(image); each press -> flow.on_button(press);
+        the display shows flow.screen() instead of the table's screen;
+      * when flow.finished: if flow.result is not None, replace the detector's classifier with it
+        (detector.classifier = flow.result); show flow.screen() (the summary) a few seconds.
+    At start, `load_stored(base_classifier, deck, state_dir)` gives the classifier to use: the stored
+    profile's when there is one that fits the model; one that does not (say, after an update of the
+    models) is made again from the photos kept; without photos, the base one and a problem to show.
+    """
+
     def __init__(self, base, deck: str, path: str | Path, pick: bool = False, background: bool = False,
                  reader=None):
         from rules.cards import DECKS

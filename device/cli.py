@@ -11,7 +11,7 @@ from device.logs import setup_logging
 
 # name -> (module, one-line help). Each module defines configure(parser) and main(args) -> int.
 SUBCOMMANDS = {
-    "replay": ("device.replay_cmd", "score a table script (spec/table-script.md)"),
+    "replay": ("device.replay_cmd", "score a table script (docs/table-script.md)"),
     "classify": ("vision.classify_cmd", "identify the card in each image"),
     "scan": ("vision.scan_cmd", "find and identify every card lying apart in one photo"),
     "calibrate": ("vision.calibrate_cmd", "learn your own deck's look from photos of each card (a profile)"),

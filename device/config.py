@@ -1,5 +1,5 @@
-"""The device configuration: every default of spec/device.md in one dataclass, overridable by a TOML
-file (`/etc/tablemate/config.toml` under systemd).
+"""The device configuration: every default of the device (hardware.md) in one dataclass,
+overridable by a TOML file (`/etc/tablemate/config.toml` under systemd).
 
 A config file that cannot be read or has wrong values never stops the device: `load_config` returns
 the defaults (plus whatever parts of the file were valid) and a list of problems, which the caller

@@ -1,7 +1,7 @@
 """`make demo`: a complete bundled Flip 7 game played through the real pipeline, with no hardware.
 
 The game is the table script examples/demo-flip7.txt. Its cards become a synthetic deal video
-(vision.synth, fixed seed, cached under out/demo/); its stops and choices become a button script
+(vision.synth.scenes, fixed seed, cached under out/demo/); its stops and choices become a button script
 whose presses fall in pauses after the card they follow, the way a table waits for a player to
 decide. Then `tablemate run` plays the video with those buttons, draws the OLED into
 out/demo/oled.gif, and the final scores are checked against `tablemate replay` of the script.
@@ -44,7 +44,7 @@ class Shot:
     """A card landing in the video, and the button presses that follow it before the next one."""
     label: str
     presses: list[str]
-    landing: str | None = None    # where it lands (vision.synth landings: UNO Flip); None: the Flip 7 deal
+    landing: str | None = None    # where it lands (vision.synth.scenes landings: UNO Flip); None: the Flip 7 deal
 
 
 def shots_for_script(text: str) -> list[Shot]:
@@ -139,20 +139,20 @@ def make_game_video(text: str, out: Path, seed: int = 2, split: str = "train", p
                     **hard_cases) -> GameVideo:
     """The deal video (a folder of JPEG frames) and the button script for table script `text`,
     cached in `out` by a hash of everything that shapes them. `hard_cases` go to
-    vision.synth.make_deal_video (p_on_top, p_pass, p_nudge, p_slide; its defaults otherwise).
+    vision.synth.scenes.make_deal_video (p_on_top, p_pass, p_nudge, p_slide; its defaults otherwise).
     An UNO Flip video films the discard pile and the hands laid out (shots_for_script).
-    `printed` (vision.printed.load_printed_faces) deals a real printed deck's faces, each as one
-    print run would look (vision.printed.printed_face), instead of the renderer's."""
+    `printed` (vision.synth.printed.load_printed_faces) deals a real printed deck's faces, each as one
+    print run would look (vision.synth.printed.printed_face), instead of the renderer's."""
     import cv2
     import numpy as np
 
-    from vision.synth import make_deal_video
+    from vision.synth.scenes import make_deal_video
 
     shots = shots_for_script(text)
     face_source = printed_tag = None
     if printed:
-        from vision.printed import printed_digest, printed_face
-        from vision.render import CardStyle
+        from vision.synth.printed import printed_digest, printed_face
+        from vision.synth.render import CardStyle
 
         face_rng = np.random.default_rng([seed, 7])
         style = CardStyle.sample(face_rng, split)
@@ -260,14 +260,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--script", type=Path, default=DEFAULT_SCRIPT, help="the game (a table script)")
     parser.add_argument("--out", type=Path, default=REPO / "out" / "demo", help="output folder")
     # Seed 2 / train look: a video the committed model reads through end to end (some seeds are not:
-    # the detector misses 1-3 placements in 200, see models/flip7.md; `make evaluate` measures that).
+    # the detector misses 1-3 placements in 200, see docs/history/flip7.md; `make evaluate` measures that).
     parser.add_argument("--seed", type=int, default=2, help="deal video seed (default 2: reads through)")
     parser.add_argument("--split", default="train", choices=("train", "heldout"),
                         help="card and table looks for the video (heldout: a print never seen in training)")
     parser.add_argument("--hard", action="store_true",
                         help="deal with the hard cases too (cards on top of others, hands passing over, "
                              "nudges): the detector still misses about 1.5%% of those placements "
-                             "(models/flip7.md), so a long game then rarely reads through")
+                             "(docs/history/flip7.md), so a long game then rarely reads through")
     args = parser.parse_args(argv)
     setup_logging()
     started = time.monotonic()

@@ -1,4 +1,4 @@
-"""The game's event log: a table script (spec/table-script.md) under the state directory.
+"""The game's event log: a table script (docs/table-script.md) under the state directory.
 
 Every accepted event is appended as one line and the file is fsync'ed before the screen shows the
 event's effect, so pulling the plug never loses anything a player saw. On start the log is folded

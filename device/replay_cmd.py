@@ -1,4 +1,4 @@
-"""Score a table script (spec/table-script.md) and print the scoreboard round by round.
+"""Score a table script (docs/table-script.md) and print the scoreboard round by round.
 
 Each line of the script is applied in order; a line that cannot happen is reported with its line
 number and why, and skipped: the lines after it still apply (with --strict the replay stops there).

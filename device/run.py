@@ -1,6 +1,6 @@
 """Run the device: the camera watches the deal zone, each card turned over there is read and
 applied to the game, the display shows whose turn it is, their row, score and bust odds, and the
-buttons stop, choose and undo (spec/device.md).
+buttons stop, choose and undo (docs/device.md).
 
 Without arguments it is the appliance (Pi camera, OLED, GPIO buttons; what systemd runs). The same
 program runs on a laptop with a webcam or a recorded video, a window or a GIF, and the keyboard or

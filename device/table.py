@@ -1,7 +1,7 @@
 """The appliance's behaviour at the table, without any hardware: cards seen and buttons pressed go
 in, the game is kept (rules core + log), and `screen(t)` says what the display shows at time t.
 
-Buttons (spec/device.md): `ok` = the player on turn stops (UNO Flip: draws), or confirms; `next`
+Buttons (docs/device.md): `ok` = the player on turn stops (UNO Flip: draws), or confirms; `next`
 cycles a choice (or shows the scores; UNO Flip: offers pass, challenge, UNO calls); `back` steps
 back one level of a choice, else undoes the last event after a confirm; `back` held = the menu.
 What differs per game (cards to events, choices, turn screen, flashes) is in device/games.py. Every

@@ -1,4 +1,4 @@
-"""Card labels and deck compositions, as data (spec/cards.md).
+"""Card labels and deck compositions, as data (docs/cards.md).
 
 One label vocabulary is used everywhere: classifier outputs, the rules core, table scripts, JSON
 and calibration folders. A deck is a list of labels plus how many copies of each one deck holds;

@@ -1,4 +1,4 @@
-"""The Flip 7 engine (spec/flip7.md), and the table machinery its variants share.
+"""The Flip 7 engine (docs/flip7.md), and the table machinery its variants share.
 
 `FlipTableState` is what Flip 7 and Flip 7: Vengeance (rules/vengeance.py) have in common: the deck
 and discard pile carried across rounds, the initial deal and the turns, stops, nested dealing, round
@@ -323,7 +323,7 @@ class FlipTableState:
             if self.choice is not None:
                 return
             if not (self.deck_left or self.discard_left or self.round_ended):
-                # Ruling (the spec is silent): every card is on the table, none can be turned, so
+                # Ruling (the rulebook is silent): every card is on the table, none can be turned, so
                 # the round ends as if everyone still in had stopped.
                 self.round_ended = True
             if self.round_ended:

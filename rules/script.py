@@ -1,4 +1,4 @@
-"""Table scripts (spec/table-script.md): parsing, formatting, and replaying them into a Match.
+"""Table scripts (docs/table-script.md): parsing, formatting, and replaying them into a Match.
 
 A table script is a header (game, players, dealer, options) and one event per line. It is what
 `tablemate replay` scores, what tests feed the engines and what the device writes as its log, so

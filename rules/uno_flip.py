@@ -1,4 +1,4 @@
-"""The UNO Flip engine (spec/uno-flip.md): a referee that watches the discard pile.
+"""The UNO Flip engine (docs/uno-flip.md): a referee that watches the discard pile.
 
 The camera sees only the pile, so the tracker keeps counts, not cards: how many cards each player
 holds, how many are in the draw pile, in the discard pile and set aside, plus the faces it has seen
@@ -10,7 +10,7 @@ of: the game is over, a player is on turn (`turn`), or a choice is pending (`pen
 `draw` = how many were drawn after a wild-draw-color, `hand` = the hands left at the end of a
 round). A play the rules forbid raises `IllegalPlay` (a `Refused`), with the reason.
 
-Rulings where the spec is silent (each one has a scenario in tests/scenarios/uno-flip/):
+Rulings where the rule sheet is silent (each one has a scenario in tests/scenarios/uno-flip/):
 - A special start card is accepted and set aside for the rest of the round (out of the draw pile,
   the discard pile and every hand); the dealer turns another with a further `start` line. Every
   round starts on the light side, clockwise, with the player left of the dealer.

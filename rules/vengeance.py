@@ -1,4 +1,4 @@
-"""The Flip 7: Vengeance engine (spec/vengeance.md) and its Brutal mode.
+"""The Flip 7: Vengeance engine (docs/vengeance.md) and its Brutal mode.
 
 Built on the table machinery of rules/flip7.py (`FlipTableState`: deck, deal, turns, stops, dealing
 frames, rounds, saving); this file holds what Vengeance changes: what a card does when a player
@@ -19,14 +19,14 @@ The pending choice is a list [purpose, by, options, card], JSON-stable:
 [[name, label], [name, label]] (first player in seat order first), "flip7" options as the table
 script's own answers: "bonus" and "penalize NAME".
 
-Rulings where the seed is silent (also stated where they apply, and tested in
+Rulings where the rulebook is silent (also stated where they apply, and tested in
 tests/scenarios/vengeance and tests/scenarios/brutal):
 - Cards a player gets from a Swap or a Steal are placed in their row: a malus received that way
   stays with them (it is not given on); numbers act as if dealt.
 - An Unlucky 7 dealt during a Flip Four also discards the malus and action cards set aside from
   that Flip Four so far ("every card already received is discarded"); it counts as one of the four.
 - Set-aside cards are played one at a time: each is given its target (or card) and takes effect
-  before the next is looked at (the seed: "applied after the four cards ... in the order drawn").
+  before the next is looked at (the rulebook: "applied after the four cards ... in the order drawn").
 - Set-aside cards whose player has busted by the time they come up (e.g. through a set-aside
   Flip Four played on themselves) are discarded, like after a bust within the four.
 - Each `/2` halves (one deck holds one); a Zero holder without Flip 7 counts 0 for their numbers
@@ -81,7 +81,7 @@ OPTIONS = ("decks",)
 
 
 def score_row(labels: list[str] | tuple[str, ...]) -> int:
-    """The Vengeance score of one player's face-up cards, not busted (spec: Scoring): numbers
+    """The Vengeance score of one player's face-up cards, not busted (docs/vengeance.md, Scoring): numbers
     summed (0 for a Zero holder without Flip 7), halved per `/2` rounding down, minus every malus,
     not below 0, plus 15 for seven number cards. Labels of other cards are ignored."""
     ids = [CARD_ID[label] for label in labels if label in CARD_ID]

@@ -20,9 +20,9 @@ from rules.cards import DECKS, label_to_dirname
 from vision.adapt import (INK_DIM, PROFILE_VERSION, CalibratedClassifier, Profile, ProfileError, augmentations_per_crop,
                           calibrate, look_model_for)
 from vision.classifier import NOT_SURE, CardClassifier, reject_rule
-from vision.foreign_eval import capture_printing
-from vision.render_foreign import ForeignStyle, foreign_faces, render_foreign
-from vision.synth import make_scene
+from vision.evaluation.foreign_eval import capture_printing
+from vision.synth.render_foreign import ForeignStyle, foreign_faces, render_foreign
+from vision.synth.scenes import make_scene
 
 DECK = "flip7"
 LABELS = DECKS[DECK].labels
@@ -60,7 +60,7 @@ def tuning_cache(tmp_path_factory):
 @pytest.fixture(scope="module")
 def report_11():
     """foreign_eval's report of foreign printing 11, one test crop per label, as it reads by default."""
-    from vision.foreign_eval import evaluate_deck
+    from vision.evaluation.foreign_eval import evaluate_deck
 
     return evaluate_deck(DECK, None, 11, 1, 1)
 
@@ -382,7 +382,7 @@ def in_light(crop: np.ndarray, level: float, cast=(1.0, 1.0, 1.0)) -> np.ndarray
     return np.clip(crop.astype(np.float32) * level * np.float32(cast), 0, 255).astype(np.uint8)
 
 
-WARM = (0.8, 0.97, 1.06)  # a lamp's colour (vision.synth's warm light)
+WARM = (0.8, 0.97, 1.06)  # a lamp's colour (vision.synth.scenes's warm light)
 
 
 def test_ink_signature_names_a_cards_colour_through_a_lamps_cast_and_either_way_up():
@@ -455,7 +455,7 @@ def test_the_tuner_reads_the_ink_as_the_calibrated_classifier_does():
     from dataclasses import replace
 
     from vision.adapt import CalibrationParams, describe, ink_signatures, model_alone_classes
-    from vision.foreign_eval import WayReading, class_maps_for, named_labels, read_table
+    from vision.evaluation.foreign_eval import WayReading, class_maps_for, named_labels, read_table
     from vision.geometry import turned_half_round
     from vision.reading import both_ways_probabilities
 
@@ -509,14 +509,14 @@ def test_agreement_from_a_few_crops_does_not_switch_the_vote_on():
 
 
 def test_the_tuner_reads_a_one_card_profile_as_the_calibrated_classifier_does():
-    """The tuner keeps the "one lucky card" case above honest (vision.foreign_eval.one_card_cases):
+    """The tuner keeps the "one lucky card" case above honest (vision.evaluation.foreign_eval.one_card_cases):
     its own reading of such a profile names exactly the cards CalibratedClassifier names wrongly
     (both ways up, as the device reads a card), and a model weight far above the grid's (16 x 4)
     lets the vote name more than the model alone."""
     from dataclasses import replace
 
     from vision.adapt import describe, ink_signatures, params_for
-    from vision.foreign_eval import class_maps_for, named_wrongly, one_card_cases, read_table
+    from vision.evaluation.foreign_eval import class_maps_for, named_wrongly, one_card_cases, read_table
     from vision.geometry import turned_half_round
 
     deck = "flip7-vengeance"
@@ -686,7 +686,7 @@ def _frame_with(label: str, seed: int) -> np.ndarray:
 
 
 def _empty_table(seed: int) -> np.ndarray:
-    from vision.synth import make_surface
+    from vision.synth.scenes import make_surface
 
     return make_surface(np.random.default_rng(seed), (640, 480), "heldout").astype(np.uint8)
 
@@ -936,7 +936,7 @@ def test_menu_walk_stopped_saves_nothing_and_a_bad_stored_profile_is_not_used(tm
 
 
 def test_foreign_eval_reads_with_another_look_model_and_reports_nearest_sample_accuracy(tmp_path, capsys):
-    from vision.foreign_eval import evaluate_deck, main as foreign_eval
+    from vision.evaluation.foreign_eval import evaluate_deck, main as foreign_eval
 
     report = evaluate_deck(DECK, None, 11, 1, 1, look_model="models/card-look.onnx")
     assert report["look_model"].endswith("card-look.onnx") and len(report["look_sha256"]) == 64
@@ -964,7 +964,7 @@ def test_foreign_eval_reads_with_another_look_model_and_reports_nearest_sample_a
 def test_foreign_eval_reads_each_test_card_as_the_device_reads_it_in_its_frame(base, foreign, profile):
     """The "second look" rows are vision.reading.read_cards on the crop's frame and quad: both
     ways up, and a card not sure of read again at nearby outlines."""
-    from vision.foreign_eval import _device_predictions
+    from vision.evaluation.foreign_eval import _device_predictions
     from vision.geometry import warp_card
     from vision.reading import both_ways_probabilities, read_cards
 
@@ -986,7 +986,7 @@ def test_foreign_eval_reads_each_test_card_as_the_device_reads_it_in_its_frame(b
 
 
 def test_failures_are_counted_per_label_and_printing_and_the_refusal_floor_is_the_fewest_refused():
-    from vision.foreign_eval import failing_labels, refusal_floor
+    from vision.evaluation.foreign_eval import failing_labels, refusal_floor
 
     labels = ["0", "8", "11"]
     parts = [(np.array([1, -1, 0, 2, -1]), np.array([0, 0, 0, 2, -1]), 500),    # "0": 2 of 3 not right; none crop: no
@@ -1026,7 +1026,7 @@ def test_failures_are_counted_per_label_and_printing_and_the_refusal_floor_is_th
 
 
 def test_the_accuracy_bound_resamples_whole_printings_so_clustered_failures_weigh_more():
-    from vision.foreign_eval import accuracy_bound, printing_resamples, printing_spread
+    from vision.evaluation.foreign_eval import accuracy_bound, printing_resamples, printing_spread
 
     resamples = printing_resamples(10)
     assert resamples.shape == (1000, 10) and (resamples.sum(1) == 10).all()
@@ -1061,7 +1061,7 @@ def test_the_accuracy_bound_resamples_whole_printings_so_clustered_failures_weig
 def test_confusions_count_wrong_readings_of_accepted_cards_per_printing():
     import numpy as np
 
-    from vision.foreign_eval import confusions
+    from vision.evaluation.foreign_eval import confusions
 
     labels = ["0", "8", "11", "12"]
     parts = [(np.array([1, 1, 0, -1, 2, 3]), np.array([0, 0, 0, 0, -1, 2]), 500),   # none crop 2, refused 3: no
@@ -1074,7 +1074,7 @@ def test_confusions_count_wrong_readings_of_accepted_cards_per_printing():
 @pytest.mark.xdist_group(SHARED_REPORT)
 def test_foreign_eval_measures_other_scoring_parameters_and_refuses_unknown_ones(report_11, capsys):
     from vision.adapt import CalibrationParams, params_for
-    from vision.foreign_eval import evaluate_deck, main as foreign_eval
+    from vision.evaluation.foreign_eval import evaluate_deck, main as foreign_eval
 
     default = report_11
     assert default["params"] == params_for(DECK).__dict__
@@ -1089,7 +1089,7 @@ def test_foreign_eval_measures_other_scoring_parameters_and_refuses_unknown_ones
 
 @pytest.mark.xdist_group(SHARED_REPORT)
 def test_runs_of_a_few_printings_pool_to_the_run_of_them_all_and_misfits_are_refused(report_11, tmp_path, capsys):
-    from vision.foreign_eval import POOLED_CONDITIONS, evaluate_deck, main as foreign_eval, pool_reports
+    from vision.evaluation.foreign_eval import POOLED_CONDITIONS, evaluate_deck, main as foreign_eval, pool_reports
 
     both = evaluate_deck(DECK, None, 11, 2, 1)
     first, second = report_11, evaluate_deck(DECK, None, 12, 1, 1)
@@ -1126,7 +1126,7 @@ def test_runs_of_a_few_printings_pool_to_the_run_of_them_all_and_misfits_are_ref
 @pytest.mark.xdist_group(SHARED_TUNING)
 def test_tuning_searches_one_parameter_set_for_every_deck_named(tuning_cache):
     from vision.adapt import CalibrationParams
-    from vision.foreign_eval import tune
+    from vision.evaluation.foreign_eval import tune
 
     result = tune(["flip7", "flip7-vengeance"], None, 11, 1, 1, control_printings=1, cache=tuning_cache)
     assert set(result["params"]) == set(CalibrationParams().__dict__)
@@ -1135,44 +1135,44 @@ def test_tuning_searches_one_parameter_set_for_every_deck_named(tuning_cache):
 
 
 def test_tuning_reads_its_printings_back_from_its_cache_to_the_same_choice(tmp_path, caplog):
-    from vision.foreign_eval import TUNING_CACHE_VERSION, tune
+    from vision.evaluation.foreign_eval import TUNING_CACHE_VERSION, tune
 
     fresh = tune(["flip7"], None, 11, 1, 1, control_printings=1, bound=0.05, cache=tmp_path)
     kept = sorted(tmp_path.iterdir())
     version = f"v{TUNING_CACHE_VERSION}"
     assert [p.name.split("-")[:4] for p in kept] == [[version, "flip7", "foreign", "1011"],
                                                        [version, "flip7", "heldout", "1011"]]
-    with caplog.at_level(logging.INFO, logger="vision.foreign_eval"):
+    with caplog.at_level(logging.INFO, logger="vision.evaluation.foreign_eval"):
         assert tune(["flip7"], None, 11, 1, 1, control_printings=1, bound=0.05, cache=tmp_path) == fresh
     assert sum("read back" in r.getMessage() for r in caplog.records) == 2
     kept[0].write_bytes(b"cut short")  # a damaged file is read again, with a warning, and replaced
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="vision.foreign_eval"):
+    with caplog.at_level(logging.INFO, logger="vision.evaluation.foreign_eval"):
         assert tune(["flip7"], None, 11, 1, 1, control_printings=1, bound=0.05, cache=tmp_path) == fresh
     assert any("not a readable tuning cache file" in r.getMessage() for r in caplog.records)
     assert kept[0].stat().st_size > 1000
 
 
 def test_the_tuner_run_as_a_script_runs_under_the_modules_own_name(monkeypatch):
-    # `python -m vision.foreign_eval --tune ... --cache DIR` pickles WayReading: run as __main__ it
+    # `python -m vision.evaluation.foreign_eval --tune ... --cache DIR` pickles WayReading: run as __main__ it
     # would be kept as __main__.WayReading, which no other entry (a test, a later -c) can read back.
     import runpy
     import warnings
 
-    import vision.foreign_eval as foreign_eval
+    import vision.evaluation.foreign_eval as foreign_eval
 
     called = []
-    monkeypatch.setattr(foreign_eval, "main", lambda: called.append("vision.foreign_eval") or 0)
+    monkeypatch.setattr(foreign_eval, "main", lambda: called.append("vision.evaluation.foreign_eval") or 0)
     with warnings.catch_warnings(), pytest.raises(SystemExit):
         warnings.simplefilter("ignore", RuntimeWarning)  # runpy: the module is imported already
-        runpy.run_module("vision.foreign_eval", run_name="__main__")
-    assert called == ["vision.foreign_eval"]
-    assert foreign_eval.WayReading.__module__ == "vision.foreign_eval"
+        runpy.run_module("vision.evaluation.foreign_eval", run_name="__main__")
+    assert called == ["vision.evaluation.foreign_eval"]
+    assert foreign_eval.WayReading.__module__ == "vision.evaluation.foreign_eval"
 
 
 @pytest.mark.xdist_group(SHARED_TUNING)
 def test_a_refusal_budget_spends_refusals_on_accuracy(tuning_cache, monkeypatch):
-    from vision.foreign_eval import TARGETS, headroom, tune, within_budget
+    from vision.evaluation.foreign_eval import TARGETS, headroom, tune, within_budget
 
     # the budget binds a foreign printing's refusals, not the family's
     assert within_budget({"rejected": 0.03}, "foreign", None)
@@ -1189,7 +1189,7 @@ def test_a_refusal_budget_spends_refusals_on_accuracy(tuning_cache, monkeypatch)
     assert headroom(stats, targets) == pytest.approx(0.002)
     assert headroom(stats, {1: 0.99, 3: 0.998}) == pytest.approx(0.001)  # --tune-accuracy's targets
     # a budget that is not a share of the cards is refused before any work
-    from vision.foreign_eval import main
+    from vision.evaluation.foreign_eval import main
 
     for wrong in ("0", "2.5", "-0.1"):
         with pytest.raises(SystemExit) as refused:
@@ -1198,7 +1198,7 @@ def test_a_refusal_budget_spends_refusals_on_accuracy(tuning_cache, monkeypatch)
 
     # Three sets that all meet the targets: the fewest refused wins without a budget; with one,
     # the most accurate at the bound among those it allows (set_rank: tune's objective).
-    from vision.foreign_eval import set_rank
+    from vision.evaluation.foreign_eval import set_rank
 
     def tuning_sets(one, three, rejected):  # accuracy at the bound with 1 and 3 samples
         return {("d", "foreign", 1): {"accuracy_accepted": one + 0.001, "accuracy_bound": one,
@@ -1227,7 +1227,7 @@ def test_a_refusal_budget_spends_refusals_on_accuracy(tuning_cache, monkeypatch)
     # That printing reads every card right with none refused, so the budget cannot bind there: the
     # objective's wiring is checked through a set_rank that meets the targets only when tune hands
     # it the budget asked for (the grid's workers are forked, so they see the stand-in).
-    import vision.foreign_eval as foreign_eval
+    import vision.evaluation.foreign_eval as foreign_eval
 
     monkeypatch.setattr(foreign_eval, "set_rank", lambda stats, accuracy, floor, budget: (budget == 0.02, (0.0, 0.0)))
     assert tune(["flip7"], None, 11, 1, 1, control_printings=1, cache=tuning_cache, refusal_budget=0.02)["target_met"]
@@ -1237,7 +1237,7 @@ def test_a_refusal_budget_spends_refusals_on_accuracy(tuning_cache, monkeypatch)
 @pytest.mark.xdist_group(SHARED_TUNING)
 def test_tuning_per_deck_searches_a_set_for_each_deck_and_new_profiles_take_their_decks(tuning_cache):
     from vision.adapt import DECK_PARAMS, CalibrationParams, params_for
-    from vision.foreign_eval import tune
+    from vision.evaluation.foreign_eval import tune
 
     result = tune(["flip7", "flip7-vengeance"], None, 11, 1, 1, control_printings=1, per_deck=True, bound=0.05,
                   cache=tuning_cache)
@@ -1256,7 +1256,7 @@ def test_tuning_per_deck_searches_a_set_for_each_deck_and_new_profiles_take_thei
 
 
 def test_tuning_tries_the_colours_weight_only_where_colours_tell_cards_apart():
-    from vision.foreign_eval import COLOUR_WEIGHTS, INK_WEIGHTS, where_colours_tell
+    from vision.evaluation.foreign_eval import COLOUR_WEIGHTS, INK_WEIGHTS, where_colours_tell
 
     assert where_colours_tell(["flip7", "flip7-vengeance"], COLOUR_WEIGHTS) == (0.0,)
     assert (where_colours_tell(["uno-flip"], COLOUR_WEIGHTS) == where_colours_tell(["flip7", "uno-flip"], COLOUR_WEIGHTS)
@@ -1268,7 +1268,7 @@ def test_tuning_tries_the_colours_weight_only_where_colours_tell_cards_apart():
 
 
 def test_the_tuners_parallel_search_yields_what_one_process_would_in_order():
-    from vision.foreign_eval import forked_map
+    from vision.evaluation.foreign_eval import forked_map
 
     table = np.arange(12.0)  # data the forked processes inherit
     items = list(range(7))
@@ -1279,7 +1279,7 @@ def test_the_tuners_parallel_search_yields_what_one_process_would_in_order():
 
 
 def test_tuning_asks_the_margin_of_foreign_printings_and_the_targets_of_the_family():
-    from vision.foreign_eval import FAMILY_TOLERANCE, required_accuracy
+    from vision.evaluation.foreign_eval import FAMILY_TOLERANCE, required_accuracy
 
     margined = {1: 0.996, 3: 0.998}
     assert required_accuracy("foreign", 1, margined, 1.0) == 0.996
@@ -1291,7 +1291,7 @@ def test_tuning_asks_the_margin_of_foreign_printings_and_the_targets_of_the_fami
 
 
 def test_a_set_meets_the_targets_only_with_its_bound_and_few_none_crops_accepted():
-    from vision.foreign_eval import meets_targets
+    from vision.evaluation.foreign_eval import meets_targets
 
     plain = {1: 0.99, 3: 0.995}
     good = {"accuracy_accepted": 0.993, "none_accepted": 0.0}
@@ -1307,7 +1307,7 @@ def test_a_set_meets_the_targets_only_with_its_bound_and_few_none_crops_accepted
 # -- the picture check -----------------------------------------------------------------------------
 
 def uno_faces(labels, seed=5):
-    from vision.render import render_card
+    from vision.synth.render import render_card
 
     rng = np.random.default_rng(seed)
     return {label: np.ascontiguousarray(render_card("uno-flip", label, rng)[..., 2::-1]) for label in labels}

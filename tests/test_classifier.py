@@ -164,7 +164,7 @@ def test_committed_model_matches_the_deck_and_runs_on_one_thread_without_spinnin
 
 def test_blank_table_and_hand_crops_are_never_named(model):
     from vision.geometry import warp_card
-    from vision.synth import draw_hand, make_surface
+    from vision.synth.scenes import draw_hand, make_surface
 
     rng = np.random.default_rng(5)
     quad = np.array([[200, 100], [326, 100], [326, 276], [200, 276]], np.float32)
@@ -183,7 +183,7 @@ def test_blank_table_and_hand_crops_are_never_named(model):
 def test_cards_either_way_up_are_named_right_or_not_at_all(model):
     from rules.cards import DECKS
     from vision.geometry import warp_card
-    from vision.synth import make_scene
+    from vision.synth.scenes import make_scene
 
     rng = np.random.default_rng(9)
     labels = DECKS["flip7"].labels

@@ -24,15 +24,15 @@ def test_sidecar_matches_the_deck_and_carries_held_out_figures(deck):
     assert sidecar["input"]["channel_order"] == "rgb"
     assert len(sidecar["normalize"]["mean"]) == len(sidecar["normalize"]["std"]) == 3
     assert 0 < sidecar["reject"]["min_confidence"] <= 1 and 0 <= sidecar["reject"]["min_margin"] < 1
-    assert sidecar["metrics"]["split"] == "heldout"    # thresholds were tuned by vision.evaluate
+    assert sidecar["metrics"]["split"] == "heldout"    # thresholds were tuned by vision.evaluation.evaluate
 
 
 @pytest.mark.parametrize("deck", DECK_IDS)
 def test_models_read_at_half_the_canonical_warp_with_one_scale_for_every_channel(deck):
-    """The reading's cheap path (models/flip7.md, "Speed"): the area resize of a warped card to
+    """The reading's cheap path (models/flip7.md, "Size and speed"): the area resize of a warped card to
     exactly half its size averages 2 x 2 blocks, and one std for every channel lets the
     normalisation be one OpenCV call. A model at another size would read right, only slower."""
-    from vision.dataset import INPUT_H, INPUT_W
+    from vision.training.dataset import INPUT_H, INPUT_W
     from vision.geometry import CANON_H, CANON_W
 
     sidecar = json.loads((MODELS / f"{deck}.json").read_text())
@@ -61,7 +61,7 @@ def test_model_reads_held_out_crops(deck):
     """Crops with the held-out fonts and table textures and a seed of their own, through the
     runtime classifier and its reject option."""
     from vision.classifier import CardClassifier
-    from vision.dataset import class_names, make_samples
+    from vision.training.dataset import class_names, make_samples
 
     names = class_names(deck)
     count, seed = HELD_OUT[deck]
@@ -85,7 +85,7 @@ def test_classify_command_loads_the_deck_model(deck, label, tmp_path, capsys):
     import cv2
 
     from device.cli import main
-    from vision.render import CardStyle, render_card
+    from vision.synth.render import CardStyle, render_card
 
     rng = np.random.default_rng(77)
     face = render_card(deck, label, rng, CardStyle.sample(rng, "heldout")).astype(np.float32)

@@ -1,4 +1,4 @@
-"""Whole games through the real pipeline: a generated deal video (vision.synth) and a button
+"""Whole games through the real pipeline: a generated deal video (vision.synth.scenes) and a button
 script into `tablemate run`, final scores checked against `tablemate replay` of the same table
 script; and a run killed with SIGKILL mid-game that, restarted, resumes to the same final scores."""
 

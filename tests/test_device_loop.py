@@ -311,7 +311,7 @@ def test_a_game_log_that_cannot_be_read_is_left_alone_and_the_game_played_unkept
 
 
 def test_played_unkept_the_game_is_written_out_whole_once_the_directory_can_be_written(tmp_path, monkeypatch):
-    """The fault gone (spec/device.md: the service recovers by itself), the next card writes the
+    """The fault gone (docs/device.md: the service recovers by itself), the next card writes the
     game so far as the log, the table is told, and the game is kept from then on: a restart
     resumes all of it."""
     from device.screens import MessageScreen

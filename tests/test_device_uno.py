@@ -302,7 +302,7 @@ def test_read_hand_finds_every_card_lying_apart():
         pytest.skip("models/flip7.onnx is not built")
     from device.handscan import read_hand
     from vision.classifier import CardClassifier
-    from vision.synth import make_scene
+    from vision.synth.scenes import make_scene
 
     labels = ["3", "9", "freeze", "12"]
     # A photo the committed model reads (seed 3); over many photos see bench/hand_read_bench.py.

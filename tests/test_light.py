@@ -11,7 +11,7 @@ import pytest
 from tests.vision_fixtures import Clip, ColourClassifier, card_face, card_quad, hand, place, run, surface
 from vision.light import burnt_out, light_change, relight
 from vision.placement import Placement, PlacementDetector, Unsure
-from vision.synth import ChangingLight, changed_light, under_light
+from vision.synth.scenes import ChangingLight, changed_light, under_light
 
 W, H = 640, 480
 
@@ -29,7 +29,7 @@ def _table_with_cards(seed=0, kind="wood"):
 
 
 def _lit(frame, kind):
-    """frame under the changed light `kind` (vision.synth.changed_light)."""
+    """frame under the changed light `kind` (vision.synth.scenes.changed_light)."""
     return under_light(frame, changed_light(kind, frame.shape))
 
 
@@ -243,7 +243,7 @@ def test_a_hand_in_a_corner_of_a_busy_cloth_is_not_a_change_of_light():
     corner of a gingham cloth looked like a change of light (0.14 on average in log, against the
     threshold's 0.08: Vengeance's deal video 9603, frame 146 against the still table of frame
     120), and the detector relit frames by it on and off."""
-    from vision.evaluate import deal_video
+    from vision.evaluation.evaluate import deal_video
 
     frames = deal_video("flip7-vengeance", 9603, 200, "heldout").frames
     assert light_change(_small(frames[146]), _small(frames[120])) is None

@@ -143,7 +143,7 @@ def test_locator_refuses_a_grey_image():
 def test_locator_on_synthetic_table_scenes_with_all_the_nuisances():
     """Shadows, glare, fingers over a card, a card underneath, blur, noise, held-out surfaces."""
     from rules.cards import DECKS
-    from vision.synth import make_scene
+    from vision.synth.scenes import make_scene
 
     rng = np.random.default_rng(2024)
     labels = DECKS["flip7"].labels
@@ -184,7 +184,7 @@ def test_a_card_overlapping_another_is_found_on_the_straight_stretches_of_their_
     cloth. Every region and edge loop holding the discard runs round both cards, and no card
     fits that outline; the discard's own straight sides on it propose it (it was not found,
     then forgotten, and counted again when it was next pushed)."""
-    from vision.evaluate import deal_video
+    from vision.evaluation.evaluate import deal_video
 
     frame = deal_video("flip7-vengeance", 9303).frames[5626]
     discard = np.float32([[282.1, 179.8], [314.2, 62.5], [480.4, 115.5], [444.4, 234.9]])
@@ -231,13 +231,13 @@ REAL = __import__("pathlib").Path(__file__).resolve().parents[1].parent / "share
                                                               ("uno-flip", "uno-flip-art", 1, 85)])
 def test_printed_faces_are_outlined_on_held_out_tables(deck, folder, per_card, at_least):
     """The printed faces laid by the scene synthesiser on held-out tables (the captures of
-    `vision.real_eval`): the located quad over the card is its outline (IoU >= 0.85) for at
+    `vision.evaluation.real_eval`): the located quad over the card is its outline (IoU >= 0.85) for at
     least `at_least` of them. Flip 7, four per card: 49 of 88 before side proposals centred in a
     smaller card found (its numeral's frame, half its picture) were tried and the border score
     asked 0.5, 54 after. UNO Flip, one per card: 83 of 108 before a card found was tried doubled
     over a long side (half a UNO card, cut at its oval, is card-shaped), 85 after."""
-    from vision.printed import load_printed_faces
-    from vision.real_eval import CAPTURE_SEED, capture
+    from vision.synth.printed import load_printed_faces
+    from vision.evaluation.real_eval import CAPTURE_SEED, capture
 
     faces = load_printed_faces(deck, REAL / folder)
     outlined = 0

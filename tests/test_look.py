@@ -1,4 +1,4 @@
-"""The look network's training pairs (vision.look_data, no torch needed) and its runtime (vision.look)."""
+"""The look network's training pairs (vision.training.look_data, no torch needed) and its runtime (vision.look)."""
 
 import json
 import shutil
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from vision.classifier import ModelError
-from vision.dataset import LOOK_INPUT_H as INPUT_H, LOOK_INPUT_W as INPUT_W
+from vision.training.dataset import LOOK_INPUT_H as INPUT_H, LOOK_INPUT_W as INPUT_W
 from vision.look import LookModel
-from vision.look_data import (GENERIC, LABELS_PER_PRINTING, VIEWS, LookSamples, colour_twins, make_look_samples,
+from vision.training.look_data import (GENERIC, LABELS_PER_PRINTING, VIEWS, LookSamples, colour_twins, make_look_samples,
                               recolour)
 
 
@@ -37,7 +37,7 @@ def test_samples_at_another_input_size_are_the_same_scenes_cut_larger(tmp_path, 
     """--input-size: the crops are cut at that size from the same scenes, and cached apart."""
     import cv2
 
-    from vision import train_look
+    from vision.training import train_look
 
     small, large = make_look_samples(1, seed=5, size=(56, 80)), make_look_samples(1, seed=5, size=(84, 120))
     assert large.x.shape == (1, LABELS_PER_PRINTING, VIEWS, 120, 84, 3)
@@ -72,8 +72,8 @@ def test_uno_printings_often_deal_colour_twins():
 
 def test_uno_numeral_printings_deal_numerals_of_one_colour_together():
     """An 8 and a 5 of one ink (what one poor UNO Flip photo confuses) are each other's negatives."""
-    from vision.look_data import one_colour_numerals
-    from vision.train_look import printings_of_each_kind
+    from vision.training.look_data import one_colour_numerals
+    from vision.training.train_look import printings_of_each_kind
 
     for picked in uno_deals(one_colour_numerals):
         numerals = [lab.rpartition("-") for lab in picked if lab[-1].isdigit()]
@@ -87,7 +87,7 @@ def test_uno_numeral_printings_deal_numerals_of_one_colour_together():
 def test_flip7_printings_often_deal_look_alikes(deck):
     """Cards told apart by a small mark (13 / lucky-13, -4 / -6, 6 / 9) are dealt together."""
     from rules.cards import DECKS
-    from vision.look_data import FAMILY_LOOK_ALIKES, look_alikes
+    from vision.training.look_data import FAMILY_LOOK_ALIKES, look_alikes
 
     labels, groups = DECKS[deck].labels, FAMILY_LOOK_ALIKES[deck]
     assert all(lab in labels for group in groups for lab in group)
@@ -99,7 +99,7 @@ def test_flip7_printings_often_deal_look_alikes(deck):
 
 
 def test_a_poor_capture_is_a_glare_or_a_blur_of_the_same_crop():
-    from vision.train_look import poor_capture
+    from vision.training.train_look import poor_capture
 
     rng = np.random.default_rng(0)
     crop = rng.integers(0, 160, (INPUT_H, INPUT_W, 3), dtype=np.uint8)
@@ -123,8 +123,8 @@ def test_a_fine_tune_starts_from_the_exported_network_exactly():
     from pathlib import Path
 
     from vision.classifier import MODELS_DIR
-    from vision.dataset import normalize
-    from vision.train_look import build_look_model, load_exported_weights
+    from vision.training.dataset import normalize
+    from vision.training.train_look import build_look_model, load_exported_weights
 
     look = LookModel.load()
     sidecar = json.loads((MODELS_DIR / "card-look.json").read_text())
@@ -138,7 +138,7 @@ def test_a_fine_tune_starts_from_the_exported_network_exactly():
 
 
 def test_training_samples_mix_the_kinds_and_reuse_a_larger_cache(tmp_path, monkeypatch):
-    from vision import train_look
+    from vision.training import train_look
 
     monkeypatch.setattr(train_look, "DATA_DIR", tmp_path)
     rng = np.random.default_rng(0)
@@ -156,7 +156,7 @@ def test_training_samples_mix_the_kinds_and_reuse_a_larger_cache(tmp_path, monke
 
 
 def test_a_smaller_cache_is_extended_with_the_same_printings_a_full_run_makes(tmp_path, monkeypatch):
-    from vision import train_look
+    from vision.training import train_look
 
     monkeypatch.setattr(train_look, "DATA_DIR", tmp_path)
     train_look.cached_look_samples(2, 5, kind="generic")
@@ -201,12 +201,12 @@ def test_missing_or_broken_look_model_is_refused_with_a_message(tmp_path):
 
 
 def test_weights_stored_in_half_precision_read_back_as_float32(tmp_path):
-    """vision.train_look.store_weights_half: half the file, the same outputs within float16's precision."""
+    """vision.training.train_look.store_weights_half: half the file, the same outputs within float16's precision."""
     import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
 
-    from vision.train_look import store_weights_half
+    from vision.training.train_look import store_weights_half
 
     rng = np.random.default_rng(0)
     w = rng.normal(0, 1, (64, 256)).astype(np.float32)
@@ -238,7 +238,7 @@ def test_a_stopped_run_resumed_makes_the_network_an_unbroken_run_makes(tmp_path,
     again with --resume, it ends with the very file a run that was never stopped writes. A
     checkpoint of another run, a damaged one or none is refused before any work."""
     pytest.importorskip("torch")
-    from vision import train_look
+    from vision.training import train_look
 
     monkeypatch.setattr(train_look, "DATA_DIR", tmp_path / "data")
     (tmp_path / "data").mkdir()

@@ -1,13 +1,13 @@
-"""vision.evaluate's scoring of a deal video (the model tests are in tests/test_deck_models.py)."""
+"""vision.evaluation.evaluate's scoring of a deal video (the model tests are in tests/test_deck_models.py)."""
 
 import numpy as np
 import pytest
 
 
 def test_event_matching_counts_missed_doubled_and_wrong():
-    from vision.evaluate import match_events
+    from vision.evaluation.evaluate import match_events
     from vision.placement import Placement
-    from vision.synth import TrueEvent
+    from vision.synth.scenes import TrueEvent
 
     truth = [TrueEvent(10, "3"), TrueEvent(50, "7"), TrueEvent(90, "3"), TrueEvent(130, "x2")]
     quad = np.zeros((4, 2), np.float32)
@@ -25,7 +25,7 @@ def test_several_deal_videos_are_summed_with_each_ones_figures_kept(capsys, jobs
     sum, the same whether the videos are read one after the other or side by side."""
     import json
 
-    from vision.evaluate import main
+    from vision.evaluation.evaluate import main
 
     assert main(["--deck", "flip7", "--video-only", "--placements", "3", "--video-seeds", "5", "6",
                  "--jobs", str(jobs)]) == 0
@@ -44,7 +44,7 @@ def test_a_traced_deal_video_logs_the_detectors_decisions_beside_the_truth(capsy
     import json
     import logging
 
-    from vision.evaluate import deal_video, main
+    from vision.evaluation.evaluate import deal_video, main
 
     video = deal_video("flip7", 5, 3)
     first = video.events[0].frame_index - 5
@@ -71,8 +71,8 @@ def test_a_deal_video_under_a_changing_light(capsys):
     """`--light KIND`: the same video with the light changing now and then; the report says so."""
     import json
 
-    from vision.evaluate import main
-    from vision.synth import ChangingLight
+    from vision.evaluation.evaluate import main
+    from vision.synth.scenes import ChangingLight
 
     assert main(["--deck", "flip7", "--video-only", "--placements", "3", "--video-seeds", "5",
                  "--light", "shadow"]) == 0
@@ -84,7 +84,7 @@ def test_a_deal_video_under_a_changing_light(capsys):
 
 
 def test_trace_needs_one_video_and_a_range_of_frames(capsys):
-    from vision.evaluate import main
+    from vision.evaluation.evaluate import main
 
     with pytest.raises(SystemExit):
         main(["--deck", "flip7", "--video-only", "--video-seeds", "5", "6", "--trace", "0", "10"])
@@ -99,7 +99,7 @@ def test_the_detectors_reading_is_reported_both_ways_up_and_with_its_second_look
     the second look; the second look only ever turns a "not sure" into a named card."""
     import json
 
-    from vision.evaluate import main
+    from vision.evaluation.evaluate import main
 
     assert main(["--deck", "flip7", "--reading-only", "--test-samples", "40"]) == 0
     reading = json.loads(capsys.readouterr().out)["reading"]
@@ -115,7 +115,7 @@ def test_the_still_photos_alone_are_read_end_to_end(capsys):
     not found."""
     import json
 
-    from vision.evaluate import main
+    from vision.evaluation.evaluate import main
 
     assert main(["--deck", "flip7", "--scenes-only", "--scenes", "4"]) == 0
     scenes = json.loads(capsys.readouterr().out)["scenes"]

@@ -124,12 +124,12 @@ def test_cards_already_on_the_table_at_start_are_not_events():
 
 
 def test_a_synthetic_deal_with_the_committed_model():
-    """vision.synth's deal video, every hard case switched on often, read by the real model:
+    """vision.synth.scenes's deal video, every hard case switched on often, read by the real model:
     no card counted twice, none named wrongly, and every placement answered (by its label, or
     by Unsure when the model will not name it)."""
     from rules.cards import DECKS
     from vision.classifier import CardClassifier
-    from vision.synth import make_deal_video
+    from vision.synth.scenes import make_deal_video
 
     rng = np.random.default_rng(31)
     labels = [DECKS["flip7"].labels[i] for i in rng.integers(0, 22, 8)]
@@ -602,9 +602,9 @@ def test_cards_that_look_alike_laid_on_each_other_each_count(kind):
 
 def _deal_video_stretch(deck, seed, start, end):
     """The committed model's detector fed frames start..end-1 of the held-out deal video of
-    `python -m vision.evaluate --video-seeds SEED`: its events, and the true placements after start."""
+    `python -m vision.evaluation.evaluate --video-seeds SEED`: its events, and the true placements after start."""
     from vision.classifier import CardClassifier
-    from vision.evaluate import deal_video
+    from vision.evaluation.evaluate import deal_video
 
     video = deal_video(deck, seed)
     detector = PlacementDetector(CardClassifier.load(deck))
@@ -1031,7 +1031,7 @@ def test_a_card_slid_away_is_not_taken_for_pushed_onto_a_shadow_of_its_picture(m
     colours it does not fit the picture: it has gone, not been pushed there."""
     import vision.placement as placement
     from vision.classifier import CardClassifier
-    from vision.evaluate import deal_video
+    from vision.evaluation.evaluate import deal_video
 
     video = deal_video("flip7", 9403)
     before, after = video.frames[1213], video.frames[1246]

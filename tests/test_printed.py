@@ -1,5 +1,5 @@
 """Printed faces of a real deck in training: the face source, and the figure of record on real
-material (vision.real_eval), which needs the team's real decks beside the repo."""
+material (vision.evaluation.real_eval), which needs the team's real decks beside the repo."""
 
 from pathlib import Path
 
@@ -7,9 +7,9 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.dataset import FacePool
-from vision.printed import load_printed_faces, printed_face
-from vision.render import CARD_H, CARD_W
+from vision.training.dataset import FacePool
+from vision.synth.printed import load_printed_faces, printed_face
+from vision.synth.render import CARD_H, CARD_W
 
 REAL = Path(__file__).resolve().parent.parent.parent / "shared" / "real"
 needs_real = pytest.mark.skipif(not (REAL / "flip7-art").is_dir(),
@@ -65,7 +65,7 @@ def test_face_pool_deals_printed_faces_at_their_share_and_is_unchanged_without_t
 
 @needs_real
 def test_real_eval_reads_held_out_captures_of_the_printed_faces(capsys):
-    from vision.real_eval import main
+    from vision.evaluation.real_eval import main
 
     assert main(["--deck", "flip7", "--real", str(REAL), "--captures", "1", "--no-photos", "--json"]) == 0
     import json

@@ -42,7 +42,7 @@ def test_a_card_cut_a_little_off_is_named_at_the_second_look():
     were dealt in was not sure of a `4` at frame 11288 with one corner moved 15 px; this one reads
     that `4` at once.)"""
     from vision.classifier import NOT_SURE, CardClassifier
-    from vision.evaluate import deal_video
+    from vision.evaluation.evaluate import deal_video
     from vision.reading import read_probabilities, second_look
 
     frame = deal_video("flip7", 9503).frames[4952]

@@ -1,5 +1,5 @@
 """A real game end to end on the real printed deck: deal videos of the team's scans of the printed
-Flip 7 faces (vision.printed: each video one print run, on held-out tables, with stacks, hands
+Flip 7 faces (vision.synth.printed: each video one print run, on held-out tables, with stacks, hands
 passing over, twins and stops), generated at test time and never kept, played by `tablemate run`
 to the totals `tablemate replay` gives the same table script, out of the box and after a walk;
 and the bundled UNO Flip round with the printed UNO Flip faces.
@@ -43,7 +43,7 @@ HARD = {"p_on_top": 0.3, "p_pass": 0.15, "p_nudge": 0.0}
 
 @pytest.fixture(scope="module")
 def printed_faces():
-    from vision.printed import load_printed_faces
+    from vision.synth.printed import load_printed_faces
 
     return load_printed_faces("flip7", REAL / "flip7-art")
 
@@ -74,7 +74,7 @@ def test_a_printed_flip7_game_reads_through_after_a_walk(printed_faces, tmp_path
     tables), then the game on another table."""
     from vision.adapt import calibrate
     from vision.classifier import CardClassifier
-    from vision.real_eval import calibration_crops
+    from vision.evaluation.real_eval import calibration_crops
 
     base = CardClassifier.load("flip7")
     profile = tmp_path / "flip7-profile.npz"
@@ -92,7 +92,7 @@ def test_a_printed_uno_flip_round_reads_through_out_of_the_box(tmp_path):
     from device import run
     from device.config import DeviceConfig
     from rules.script import parse_script
-    from vision.printed import load_printed_faces
+    from vision.synth.printed import load_printed_faces
 
     text = (REPO / "examples" / "uno-flip-round.txt").read_text(encoding="utf-8")
     config = parse_script(text).config

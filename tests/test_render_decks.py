@@ -1,4 +1,4 @@
-"""The Flip 7: Vengeance and UNO Flip face renderers (vision/render_vengeance.py, vision/render_uno.py)."""
+"""The Flip 7: Vengeance and UNO Flip face renderers (vision/synth/render_vengeance.py, vision/synth/render_uno.py)."""
 
 import colorsys
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from rules.cards import DECKS, UNO_DARK_COLORS, UNO_DARK_SYMBOLS, UNO_LIGHT_COLORS, UNO_LIGHT_SYMBOLS
-from vision import render_uno, render_vengeance
-from vision.render import CARD_H, CARD_W, RENDERERS, CardStyle, render_card
+from vision.synth import render_uno, render_vengeance
+from vision.synth.render import CARD_H, CARD_W, RENDERERS, CardStyle, render_card
 
 DECK_IDS = ("flip7-vengeance", "uno-flip")
 

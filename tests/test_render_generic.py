@@ -1,12 +1,12 @@
-"""vision.render_generic: the invented game's printings that the look network also learns from."""
+"""vision.synth.render_generic: the invented game's printings that the look network also learns from."""
 
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from vision.render import CARD_H, CARD_W, FONTS, _corner_alpha
-from vision.render_generic import CONFUSABLE, LABELS, GenericStyle, label_index, pick_labels, render_generic, split_suit
+from vision.synth.render import CARD_H, CARD_W, FONTS, _corner_alpha
+from vision.synth.render_generic import CONFUSABLE, LABELS, GenericStyle, label_index, pick_labels, render_generic, split_suit
 
 
 def test_same_seed_same_printing_and_faces():
@@ -99,7 +99,7 @@ def test_suited_labels_number_apart_from_plain_ones():
 def test_zeros_are_slashed_or_dotted_in_some_printings_and_the_mark_is_inked():
     from dataclasses import replace
 
-    from vision.render import FONT_DIR, ZERO_MARKS, _glyph_mask
+    from vision.synth.render import FONT_DIR, ZERO_MARKS, _glyph_mask
 
     marks = [GenericStyle.sample(np.random.default_rng(seed)).zero for seed in range(300)]
     assert set(marks) == set(ZERO_MARKS) and 0.4 < marks.count("plain") / len(marks) < 0.7
@@ -118,8 +118,8 @@ def test_zeros_are_slashed_or_dotted_in_some_printings_and_the_mark_is_inked():
 
 
 def test_the_training_renderer_draws_zeros_as_the_font_has_them(monkeypatch):
-    import vision.render as render
-    from vision.render import FONT_DIR, _fit_mask, _glyph_mask
+    import vision.synth.render as render
+    from vision.synth.render import FONT_DIR, _fit_mask, _glyph_mask
 
     # The deck renderers never mark a zero: the mark is the generic printings' alone.
     def refuse(*args, **kwargs):

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from rules.cards import DECKS
-from vision.render import CARD_H, CARD_W, FONTS, CardStyle, render_card
-from vision.synth import make_deal_video, make_scene, write_video
+from vision.synth.render import CARD_H, CARD_W, FONTS, CardStyle, render_card
+from vision.synth.scenes import make_deal_video, make_scene, write_video
 
 LABELS = DECKS["flip7"].labels
 

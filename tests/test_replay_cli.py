@@ -1,4 +1,4 @@
-"""`tablemate replay` and the table-script parser, against spec/table-script.md."""
+"""`tablemate replay` and the table-script parser, against docs/table-script.md."""
 
 from __future__ import annotations
 

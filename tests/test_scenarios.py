@@ -1,4 +1,5 @@
-"""Every worked example and ruling of the game specs as table scripts (tests/scenarios/GAME/*.txt).
+"""Every worked example and ruling of the games (docs/flip7.md, docs/vengeance.md, docs/uno-flip.md)
+as table scripts (tests/scenarios/GAME/*.txt).
 
 A `#> {json}` line in a scenario states part of what `tablemate replay --json` must say after the
 lines above it: dicts match on the keys given, lists element by element and in full length.

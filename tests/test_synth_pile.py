@@ -1,11 +1,11 @@
-"""vision.synth films a discard pile (UNO Flip): cards stay on the pile, a turned pile shows a new
+"""vision.synth.scenes films a discard pile (UNO Flip): cards stay on the pile, a turned pile shows a new
 card, a hand is laid out apart; the Flip 7 deal is what it was (the committed evaluations and the
 demo video depend on the same seed giving the same video)."""
 
 import numpy as np
 import pytest
 
-from vision.synth import make_deal_video
+from vision.synth.scenes import make_deal_video
 
 
 def test_pile_turned_pile_and_a_hand_laid_out():

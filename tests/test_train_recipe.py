@@ -1,12 +1,12 @@
-"""vision.train's per-deck recipes and its crops at a locator's larger quad errors (no torch needed)."""
+"""vision.training.train's per-deck recipes and its crops at a locator's larger quad errors (no torch needed)."""
 
 import numpy as np
 import pytest
 
 from rules.cards import DECKS
-from vision import dataset, train
+from vision.training import dataset, train
 from vision.geometry import quad_area, quad_iou
-from vision.synth import card_quad
+from vision.synth.scenes import card_quad
 
 
 def _resolved(monkeypatch, argv):
@@ -18,7 +18,7 @@ def _resolved(monkeypatch, argv):
 
 @pytest.mark.parametrize("deck", ["flip7", "flip7-vengeance", "uno-flip"])
 def test_the_default_recipe_is_the_one_the_committed_model_was_trained_with(monkeypatch, deck):
-    """`python -m vision.train --deck DECK` makes the committed model again (its sidecar says how
+    """`python -m vision.training.train --deck DECK` makes the committed model again (its sidecar says how
     it was trained)."""
     import json
 
@@ -58,7 +58,7 @@ def test_the_printed_decks_recipes_deal_a_third_printed_faces_with_located_crops
 def test_vengeance_recipe_adds_located_crops_and_flags_override_it(monkeypatch):
     args = _resolved(monkeypatch, ["--deck", "flip7-vengeance"])
     assert (args.samples, args.epochs, args.located_samples) == (40000, 18, 16000)
-    assert args.command == "python -m vision.train --deck flip7-vengeance"
+    assert args.command == "python -m vision.training.train --deck flip7-vengeance"
     args = _resolved(monkeypatch, ["--deck", "flip7-vengeance", "--located-samples", "0", "--epochs", "12"])
     assert (args.samples, args.epochs, args.located_samples) == (40000, 12, 0)
 

@@ -166,14 +166,14 @@ def test_tablemate_replay_scores_a_whole_random_game(game: str, seed: int, answe
 
 
 @pytest.mark.parametrize("row, score", [
-    ("4 5 7 10 11", 37), ("4 5 7 10 11 /2", 18), ("4 5 7 10 11 -4", 33),      # the spec's worked examples
+    ("4 5 7 10 11", 37), ("4 5 7 10 11 /2", 18), ("4 5 7 10 11 -4", 33),      # the rulebook's worked examples
     ("3 4 5 7 9 10 11", 64),
     ("zero 5 9", 0), ("zero 1 2 3 4 5 6", 21 + 15),                            # a Zero counts only with Flip 7
     ("2 3 -10", 0), ("13 lucky-13 1 2 3 4 5", 41 + 15),                        # not below 0; two 13s count
     ("unlucky-7 2 just-one-more", 9),
 ])
 def test_score_of_a_row_as_scan_gives_it(row, score):
-    """rules.vengeance.score_row (tablemate scan --score): the spec's scoring of a standing row."""
+    """rules.vengeance.score_row (tablemate scan --score): docs/vengeance.md's scoring of a row."""
     from rules.vengeance import score_row
 
     assert score_row(row.split()) == score

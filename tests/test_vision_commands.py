@@ -16,7 +16,7 @@ def photos(tmp_path_factory):
     """A photo of one card on a table, a tight crop of one card, a photo of three cards apart,
     an empty table, and a file that is not an image."""
     from vision.geometry import warp_card
-    from vision.synth import make_scene, make_surface
+    from vision.synth.scenes import make_scene, make_surface
 
     folder = tmp_path_factory.mktemp("photos")
     rng = np.random.default_rng(12)
@@ -123,7 +123,7 @@ def test_scan_of_an_unreadable_image_fails_with_a_message(capsys, photos):
 ])
 def test_scan_score_of_a_known_row(capsys, tmp_path, deck, labels, score):
     """A row read in full gives the rules core's score of it, for each deck."""
-    from vision.synth import make_scene
+    from vision.synth.scenes import make_scene
 
     for seed in range(6):      # the first scene whose three cards are all read
         frame, _ = make_scene(np.random.default_rng(seed), labels, deck, split="train")

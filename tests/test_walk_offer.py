@@ -294,7 +294,7 @@ class Reader:
 
 
 def _frame_with(label: str, seed: int) -> np.ndarray:
-    from vision.synth import make_scene
+    from vision.synth.scenes import make_scene
 
     frame, _ = make_scene(np.random.default_rng(seed), [label], "flip7", size=(640, 480), split="heldout")
     return frame

@@ -11,7 +11,7 @@ that are NOT a whole card (not_a_card_views: what the locator's wrong quads see)
 printed like the training family is read by the model, a foreign one is not. At run time a crop's
 embedding is compared with the profile; no training run, no PyTorch, only numpy.
 
-Reading (numbers in CalibrationParams, tuned with `python -m vision.foreign_eval --tune` on
+Reading (numbers in CalibrationParams, tuned with `python -m vision.evaluation.foreign_eval --tune` on
 foreign printings and printings of the training family in held-out fonts, scenes never used for
 the reported figures; models/calibration.md):
 * embeddings are centred on the profile's mean card (the mean over labels of each label's mean)
@@ -48,7 +48,7 @@ the reported figures; models/calibration.md):
   model misnamed none of the walk's crops and names the card too, it stands in for the pictures
   (Profile.model_trusted). The look network generalises across printings and so lets a card
   drift to a neighbour of the profile; the pixels of the user's own card do not, and the two
-  rarely agree on the same wrong card (`python -m vision.real_eval --deck uno-flip`, figures in
+  rarely agree on the same wrong card (`python -m vision.evaluation.real_eval --deck uno-flip`, figures in
   models/calibration.md: one look at a physical deck read in another session, 5 wrong in 216
   accepted with the check, 46 in 318 without).
 Version 2 profiles also compared the classifier's own features (its last feature map) and let
@@ -92,7 +92,7 @@ READABLE_VERSIONS = (3, 4, 5)
 # was measured with (the device's walk keeps this many of each card, the command suggests it).
 SUREST_PHOTOS = 3
 AUGMENTED_VIEWS = 16  # altered copies per label and way up, shared among its crops (at least 4 each)
-# `python -m vision.foreign_eval --deck flip7` with the previous look network: 1 sample 97.83 % /
+# `python -m vision.evaluation.foreign_eval --deck flip7` with the previous look network: 1 sample 97.83 % /
 # 41.05 % rejected with 4 copies per crop, 97.89 % / 39.49 % with 16 per label (a one-off sweep of
 # 4 / 8 / 16 / 24 copies on the tuning printings levelled off at 16). A budget per label, not per
 # crop, keeps 3-crop calibration from costing three times one crop's.
@@ -120,7 +120,7 @@ INK_WHITE_PATCH = (0.95, 0.35)   # the brightest 5 % of pixels are the light's w
 # a lamp's fall-off across the card must not either) and its hue histogram, weighed in at
 # PICTURE_HUE_WEIGHT (two cards of one layout differ by their ink: UNO's red 5 / blue 5). Taking
 # the light out lowered the check's refusals on printed UNO Flip captures after one look from 87 %
-# to 75.5 % with the UNO Flip network before this one (vision.real_eval; models/calibration.md).
+# to 75.5 % with the UNO Flip network before this one (vision.evaluation.real_eval; models/calibration.md).
 PICTURE_LIGHT_SIGMA = 3.0
 PICTURE_SIZE = (32, 44)
 PICTURE_HUE_BINS = 30
@@ -137,7 +137,7 @@ class ProfileError(ValueError):
 
 @dataclass(frozen=True)
 class CalibrationParams:
-    """Chosen by `python -m vision.foreign_eval --tune flip7 flip7-vengeance uno-flip --printings 6
+    """Chosen by `python -m vision.evaluation.foreign_eval --tune flip7 flip7-vengeance uno-flip --printings 6
     --test-per-label 6` on tuning printings and scenes of the three decks (foreign ones, and the
     training family in held-out fonts: a user's deck may be either), never those of the reported
     figures: accuracy among accepted first, then fewest rejected."""
@@ -151,7 +151,7 @@ class CalibrationParams:
 
 
 # Each deck's own set (its foreign printings bind the thresholds differently: UNO Flip's colour
-# twins, Vengeance's -4 / -6), chosen by `python -m vision.foreign_eval --tune flip7 flip7-vengeance
+# twins, Vengeance's -4 / -6), chosen by `python -m vision.evaluation.foreign_eval --tune flip7 flip7-vengeance
 # uno-flip --printings 40 --test-per-label 6 --per-deck --bound 0.05` (the targets' accuracy on the
 # foreign tuning printings at the low end of its bootstrap over the printings: a deck's failures
 # come one label of one printing at a time, so the margin is what the printings' spread asks; the
@@ -231,7 +231,7 @@ class Profile:
         least MODEL_TRUSTED_SHARE of the profile's crops (both ways up) right and not one wrongly.
         (One crop of the user's own walk named as another card shows its naming is not: the camera
         photos of a classic UNO deck, 2 to 11 of 108 misnamed, against none of a printed Flip 7
-        deck's captures; vision.real_eval.)"""
+        deck's captures; vision.evaluation.real_eval.)"""
         if self.model_misnamed is None:
             return False
         ways = 2 * sum(self.counts.values())

@@ -513,7 +513,7 @@ def _border_contrast(ycc: np.ndarray, quads: np.ndarray, step: float = 3.0) -> n
     (a checkerboard's lines) has the same colour on both sides at many points and alternating
     colours on both. (Either side, not the margin alone: a printed Flip 7 card has ornaments
     reaching its edges, its shells and rings, so its margin keeps one colour along only part of
-    a side: `python -m vision.real_eval --deck flip7` counted 27 of its 88 held-out captures not
+    a side: `python -m vision.evaluation.real_eval --deck flip7` counted 27 of its 88 held-out captures not
     found with the margin alone, 14 with either side.)"""
     q = np.asarray(quads, np.float32)
     if len(q) == 0:

@@ -1,6 +1,6 @@
 """The look network at run time: card crops -> unit-length embeddings that compare card faces.
 
-`models/card-look.onnx` (trained by vision.train_look, one network for every deck) maps a
+`models/card-look.onnx` (trained by vision.training.train_look, one network for every deck) maps a
 canonical card crop to 128 values of unit length; two captures of the same face of one printing
 have a high cosine, two different faces of that printing a low one. Calibration (vision.adapt)
 stores the embeddings of the user's own cards in a profile and compares every later crop with
@@ -36,7 +36,7 @@ class LookModel:
         model_path, sidecar_path = folder / f"{LOOK_MODEL}.onnx", folder / f"{LOOK_MODEL}.json"
         for path, what in ((model_path, "look model"), (sidecar_path, "look model sidecar")):
             if not path.is_file():
-                raise ModelError(f"{what} {path} not found (train it with `python -m vision.train_look`)")
+                raise ModelError(f"{what} {path} not found (train it with `python -m vision.training.train_look`)")
         try:
             data = json.loads(sidecar_path.read_text(encoding="utf-8"))
             inp, norm = data["input"], data["normalize"]

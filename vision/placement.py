@@ -1,45 +1,12 @@
 """Placement events from a stream of camera frames: one event per card laid in the deal zone.
 
-A state machine, per frame:
-- idle: the frame, shrunk to 160x120 grey, is compared with the last stable frame; if (almost)
-  nothing changed, nothing else is done (well under a millisecond). If it changed, and the
-  change is the light's (smooth over most of the picture: a lamp, a shadow, the camera's
-  exposure; vision.light), the frame is seen in the stable frame's light from then on (still
-  idle, if that was all; about a millisecond);
-- disturbed: something changed; wait until the picture is still: no change from the previous
-  frame nor from the first frame of the still run, for a few frames (a hand slowing down
-  moves little per frame but a lot over several). Meanwhile, a new card that already lies
-  unchanged for early_frames frames (default 1: the same in two frames in a row) with
-  nothing moving over it, beside a hand still withdrawing, is located and, if the model names
-  it beyond doubt, reported at once (the table sees it as the hand leaves); the zone takes it in
-  when the picture is still (below: a new card found there is that card, reported already);
-- settled: the frame is compared with the last stable one (colour, 160x120); cards are
-  located only around where it changed, with the change itself as a hint: first in a narrow
-  margin around it, and in a wide one when that does not account for the change. If part of the
-  change is neither a card found now nor the place of a known card, something else (a hand)
-  is still there: wait for it to go (for at most max_hand_wait frames). A known card whose
-  place changed with no card found on it may have its twin laid square on it (only the parts
-  of the picture that differ changed, too little to outline): a card is looked for at its
-  outline. Each card found where the picture changed is classified, upright and turned half
-  round; one the model will not name is outlined again by the pictures of the cards lying by (a
-  part of its picture may have been outlined) and read there, and one it is not sure of by a
-  picture of the label it leaned to (its outline may be a little off);
-- then the change is explained (vision.zone): the zone holds the table and every card known to
-  lie on it, bottom up, each with the picture it showed when it was laid. Each explanation —
-  which known cards stayed, went (slid away) or moved (pushed: to an outline found now, or to
-  where its own picture is found nearby; turned a little, never to the other way up), and which
-  cards found now are new (each drawn at the outline its label's picture gives it: a card of
-  that label lying here first, so that a card pushed is weighed as new and as pushed at one
-  outline) — is drawn and compared with the picture; the best fit, after a small price per
-  happening, is taken. A card slid off another reveals the one beneath as it was laid; a pushed
-  card or a twin laid a little off its twin leaves a sliver of what lay under it: the drawing
-  tells these from a new card where rules about outlines cannot. A new card is a `Placement`, or
-  `Unsure` when the classifier will not name it, not even at a second look (vision.reading:
-  outlines a little off the located one); a card asked about that the model names later where it
-  lies is a `Placement` then (it counts once). The explaining is done at the next frame's call,
-  from the settled frame's picture: a placement's work is shared by two frames (see `feed`).
-Where overlapping quads compete (a card and half its picture), the best reading wins.
-Nothing here knows any game: labels are opaque strings.
+Most frames must cost almost nothing, and a card must count once however it arrives (slid onto
+another, laid square on its twin, pushed, with a hand passing over it), so `PlacementDetector` does
+little until the picture has changed and is still again; then it locates cards only where it
+changed, reads them (vision.reading) and lets the zone (vision.zone) explain the change: which
+known cards stayed, went or moved, and which are new. A new card is a `Placement`, or `Unsure` when
+the classifier will not name it, never a guess. Nothing here knows any game: labels are opaque
+strings.
 """
 
 from __future__ import annotations
@@ -103,7 +70,48 @@ NARROW_MIN_SCORE = 0.8  # a changed card found less clearly in the narrow search
 log = logging.getLogger(__name__)
 
 class PlacementDetector:
-    """feed(frame_bgr, frame_index) -> list of Placement / Unsure events."""
+    """feed(frame_bgr, frame_index) -> list of Placement / Unsure events.
+
+    A state machine, per frame:
+    - idle: the frame, shrunk to 160x120 grey, is compared with the last stable frame; if (almost)
+      nothing changed, nothing else is done (well under a millisecond). If it changed, and the
+      change is the light's (smooth over most of the picture: a lamp, a shadow, the camera's
+      exposure; vision.light), the frame is seen in the stable frame's light from then on (still
+      idle, if that was all; about a millisecond);
+    - disturbed: something changed; wait until the picture is still: no change from the previous
+      frame nor from the first frame of the still run, for a few frames (a hand slowing down
+      moves little per frame but a lot over several). Meanwhile, a new card that already lies
+      unchanged for early_frames frames (default 1: the same in two frames in a row) with
+      nothing moving over it, beside a hand still withdrawing, is located and, if the model names
+      it beyond doubt, reported at once (the table sees it as the hand leaves); the zone takes it in
+      when the picture is still (below: a new card found there is that card, reported already);
+    - settled: the frame is compared with the last stable one (colour, 160x120); cards are
+      located only around where it changed, with the change itself as a hint: first in a narrow
+      margin around it, and in a wide one when that does not account for the change. If part of the
+      change is neither a card found now nor the place of a known card, something else (a hand)
+      is still there: wait for it to go (for at most max_hand_wait frames). A known card whose
+      place changed with no card found on it may have its twin laid square on it (only the parts
+      of the picture that differ changed, too little to outline): a card is looked for at its
+      outline. Each card found where the picture changed is classified, upright and turned half
+      round; one the model will not name is outlined again by the pictures of the cards lying by (a
+      part of its picture may have been outlined) and read there, and one it is not sure of by a
+      picture of the label it leaned to (its outline may be a little off);
+    - then the change is explained (vision.zone): the zone holds the table and every card known to
+      lie on it, bottom up, each with the picture it showed when it was laid. Each explanation —
+      which known cards stayed, went (slid away) or moved (pushed: to an outline found now, or to
+      where its own picture is found nearby; turned a little, never to the other way up), and which
+      cards found now are new (each drawn at the outline its label's picture gives it: a card of
+      that label lying here first, so that a card pushed is weighed as new and as pushed at one
+      outline) — is drawn and compared with the picture; the best fit, after a small price per
+      happening, is taken. A card slid off another reveals the one beneath as it was laid; a pushed
+      card or a twin laid a little off its twin leaves a sliver of what lay under it: the drawing
+      tells these from a new card where rules about outlines cannot. A new card is a `Placement`, or
+      `Unsure` when the classifier will not name it, not even at a second look (vision.reading:
+      outlines a little off the located one); a card asked about that the model names later where it
+      lies is a `Placement` then (it counts once). The explaining is done at the next frame's call,
+      from the settled frame's picture: a placement's work is shared by two frames (see `feed`).
+    Where overlapping quads compete (a card and half its picture), the best reading wins.
+    """
 
     def __init__(self, classifier, *, tiny_long_side: int = 160, mid_long_side: int = 160,
                  pixel_threshold: int = 18, change_pixels: int = 12, settle_frames: int = 3,

@@ -6,7 +6,7 @@ model is not sure of gets a second look before the table is asked to show it aga
 card cut at outlines a little larger, smaller and shifted along each side, all averaged. The
 located outline is often a few pixels off (a soft edge, a shadow, the card beneath), and a crop
 cut a little off the card the model was trained on can leave it torn between the card and
-"none". The second look decides by the same reject rule; `python -m vision.evaluate --deck D
+"none". The second look decides by the same reject rule; `python -m vision.evaluation.evaluate --deck D
 --reading-only` measures both readings on the held-out test crops (a full evaluation writes them
 into the sidecar's metrics as `reading`). `tablemate scan` reads the cards of a photo the same
 way (read_cards).

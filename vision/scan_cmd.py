@@ -11,7 +11,7 @@ second look at outlines a little off one the model is not sure of). A card the m
 name has label null and reason "not sure"; shapes the model says are no card are left out.
 With --score, "score" is what the cards seen are worth: for flip7 the
 Flip 7 score of the row (numbers summed, x2 doubles them, +N added, +15 for seven different
-numbers), for flip7-vengeance the Vengeance score of the row (spec/vengeance.md: halved per /2,
+numbers), for flip7-vengeance the Vengeance score of the row (docs/vengeance.md: halved per /2,
 minus the malus, not below 0, +15 for seven numbers; a row as it stands, not busted), for uno-flip
 the points of the cards as a hand left at the end of a round. It is null when a card could not be
 read, because a guessed score is worse than none.

@@ -11,7 +11,7 @@ Every quad is np.float32 (4, 2) in frame pixels, in the card's own printed order
 top-right, bottom-right, bottom-left of the face as drawn (so warping a frame at a true quad gives
 an upright crop). Surfaces of the "heldout" split are kinds training never sees.
 
-`python -m vision.synth --help` writes sample scenes and a sample deal video for people to look at.
+`python -m vision.synth.scenes --help` writes sample scenes and a sample deal video for people to look at.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Callable, Iterator, Sequence
 import cv2
 import numpy as np
 
-from vision.render import CARD_H, CARD_W, CardStyle, render_card
+from vision.synth.render import CARD_H, CARD_W, CardStyle, render_card
 
 log = logging.getLogger(__name__)
 
@@ -670,7 +670,7 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
     """A deal of `labels`, one placement each, in order, with the hard cases mixed in.
 
     face_source (label -> RGBA face, as render_card gives) draws each label's face once instead of
-    the deck's renderer (a printed deck: vision.printed.printed_face); it is called in the order
+    the deck's renderer (a printed deck: vision.synth.printed.printed_face); it is called in the order
     the labels are first dealt, so a seeded source gives the same video again.
 
     Per placement: with p_repeat the label is dealt twice in a row (an extra placement, so the
@@ -912,7 +912,7 @@ def write_video(video: DealVideo, path: str | Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m vision.synth",
+        prog="python -m vision.synth.scenes",
         description="Write sample synthetic scenes and a deal video (frames + ground-truth events JSON) "
                     "to look at.")
     parser.add_argument("--deck", default="flip7")

@@ -1,7 +1,7 @@
 """Train the card classifier of one deck on synthetic crops and export it (`make model`).
 
-    python -m vision.train --deck flip7            # full run, ~20 min on one core
-    python -m vision.train --deck flip7 --quick    # a few minutes, for trying things
+    python -m vision.training.train --deck flip7            # full run, ~20 min on one core
+    python -m vision.training.train --deck flip7 --quick    # a few minutes, for trying things
 
 The recipe (crops, epochs, extra "located" crops) has per-deck defaults in DECK_RECIPES; flags
 given on the command line override them.
@@ -9,7 +9,7 @@ given on the command line override them.
 Writes models/<deck>.onnx (input `crop`: float32 N x 3 x H x W RGB, normalised; output `logits`:
 N x C, dynamic batch) and models/<deck>.json (classes, input size, normalisation, reject
 thresholds, training recipe). The reject thresholds written here are provisional: run
-`python -m vision.evaluate --deck DECK` afterwards to tune them on held-out data.
+`python -m vision.evaluation.evaluate --deck DECK` afterwards to tune them on held-out data.
 Generated samples are cached under data/ (gitignored), keyed by deck, count, seed and recipe.
 """
 
@@ -26,13 +26,13 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 RECIPE_VERSION = 4  # bump when the sample generator changes, so stale caches are not reused
 LOCATED_VERSION = 1  # the same for make_located_samples
 
 # The recipe every deck starts from, and what a deck changes in it. "located_samples" are extra
-# crops cut at quads with a locator's larger errors (vision.dataset.make_located_samples), added to the usual ones.
+# crops cut at quads with a locator's larger errors (vision.training.dataset.make_located_samples), added to the usual ones.
 BASE_RECIPE = {"samples": 40000, "epochs": 18, "located_samples": 0, "printed_share": 0.5}
 DECK_RECIPES: dict[str, dict] = {
     # The deal video's "not sure" misses were cards read from a quad with one corner or one side
@@ -86,7 +86,7 @@ def build_model(num_classes: int):
 def build_plain_model(num_classes: int, width: float = 1.0):
     """Six plain 3x3 conv + BN + ReLU layers (four of stride 2), global average pooling, one linear
     layer: ~150 k parameters, ~10 M multiply-adds at 56 x 80. The deck classifiers' network until
-    2026-11-27 and the look network's backbone (vision.train_look), `width` times its channels."""
+    2026-11-27 and the look network's backbone (vision.training.train_look), `width` times its channels."""
     import torch.nn as nn
 
     def block(cin, cout, stride):
@@ -119,13 +119,13 @@ def printed_tag(printed: dict | None, share: float) -> str:
     """The part of a cache's name that says which printed faces were dealt in, and how often."""
     if not printed or share <= 0:
         return ""
-    from vision.printed import printed_digest
+    from vision.synth.printed import printed_digest
 
     return f"-printed{printed_digest(printed)}x{share:g}"
 
 
 def cached_samples(deck: str, n: int, seed: int, split: str, printed: dict | None = None, printed_share: float = 0.0):
-    from vision.dataset import Samples, make_samples
+    from vision.training.dataset import Samples, make_samples
 
     tag = printed_tag(printed, printed_share)
     return cached(DATA_DIR / f"{deck}-{split}-n{n}-s{seed}-v{RECIPE_VERSION}{tag}.npz",
@@ -134,7 +134,7 @@ def cached_samples(deck: str, n: int, seed: int, split: str, printed: dict | Non
 
 def cached_located_samples(deck: str, n: int, seed: int, split: str, printed: dict | None = None,
                            printed_share: float = 0.0):
-    from vision.dataset import Samples, make_located_samples
+    from vision.training.dataset import Samples, make_located_samples
 
     tag = printed_tag(printed, printed_share)
     return cached(DATA_DIR / f"{deck}-{split}-located-n{n}-s{seed}-v{RECIPE_VERSION}.{LOCATED_VERSION}{tag}.npz",
@@ -160,7 +160,7 @@ def train(args) -> int:
     import torch
     import torch.nn.functional as F
 
-    from vision.dataset import INPUT_H, INPUT_W, MEAN, NONE_CLASS, STD, class_names, normalize
+    from vision.training.dataset import INPUT_H, INPUT_W, MEAN, NONE_CLASS, STD, class_names, normalize
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
@@ -171,7 +171,7 @@ def train(args) -> int:
     t_start = time.perf_counter()
     printed = None
     if args.printed_faces:
-        from vision.printed import load_printed_faces
+        from vision.synth.printed import load_printed_faces
 
         printed = load_printed_faces(args.deck, args.printed_faces)
         log.info("printed faces: %d of %d labels from %s, dealt in as %.0f %% of new faces", len(printed),
@@ -234,7 +234,7 @@ def train(args) -> int:
         "none_class": NONE_CLASS,
         "input": {"width": INPUT_W, "height": INPUT_H, "channel_order": "rgb", "resize": "area"},
         "normalize": {"mean": list(MEAN), "std": list(STD)},
-        # Provisional until `python -m vision.evaluate` tunes them on held-out data.
+        # Provisional until `python -m vision.evaluation.evaluate` tunes them on held-out data.
         "reject": {"min_confidence": 0.9, "min_margin": 0.5},
         "training": {
             "seed": args.seed, "samples": args.samples, "epochs": args.epochs, "batch": args.batch,
@@ -253,7 +253,7 @@ def train(args) -> int:
         "metrics": {},
     }
     (out_dir / f"{args.deck}.json").write_text(json.dumps(sidecar, indent=2) + "\n")
-    log.info("wrote %s (%.0f kB) and %s.json in %.1f min; now run: python -m vision.evaluate --deck %s",
+    log.info("wrote %s (%.0f kB) and %s.json in %.1f min; now run: python -m vision.evaluation.evaluate --deck %s",
              onnx_path, onnx_path.stat().st_size / 1024, onnx_path.with_suffix(""),
              (time.perf_counter() - t_start) / 60, args.deck)
     return 0
@@ -295,7 +295,7 @@ def check_export(model, path: Path, x) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vision.train", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m vision.training.train", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--deck", default="flip7", help="deck id (a renderer must exist for it)")
     parser.add_argument("--seed", type=int, default=7)
@@ -318,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small data, few epochs (minutes)")
     parser.add_argument("--out", default=str(MODELS_DIR), help="output folder (default: models/)")
     args = parser.parse_args(argv)
-    args.command = "python -m vision.train " + " ".join(argv if argv is not None else sys.argv[1:])
+    args.command = "python -m vision.training.train " + " ".join(argv if argv is not None else sys.argv[1:])
     recipe = deck_recipe(args.deck)
     if args.quick:
         recipe = {**recipe, "samples": 10000, "epochs": 6, "located_samples": recipe["located_samples"] // 4}
@@ -328,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
             setattr(args, key, value)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
-    from vision.render import RENDERERS
+    from vision.synth.render import RENDERERS
 
     if args.deck not in RENDERERS:
         parser.error(f"no card renderer for deck {args.deck!r} yet (have: {', '.join(RENDERERS)})")

@@ -1,13 +1,13 @@
 """How well a deck's classifier reads a deck it never saw, before and after calibration.
 
-    python -m vision.foreign_eval --deck flip7 --printings 24   # the figures of models/calibration.md
-    python -m vision.foreign_eval --tune flip7 flip7-vengeance uno-flip --printings 40 --test-per-label 6 --per-deck --bound 0.05
+    python -m vision.evaluation.foreign_eval --deck flip7 --printings 24   # the figures of models/calibration.md
+    python -m vision.evaluation.foreign_eval --tune flip7 flip7-vengeance uno-flip --printings 40 --test-per-label 6 --per-deck --bound 0.05
                                                           # choose vision.adapt.DECK_PARAMS
-    python -m vision.foreign_eval --deck flip7 --printings 12 --seed 536 --json > r536.json
-    python -m vision.foreign_eval --pool r524.json r536.json   # runs pooled: the reading over all their printings
+    python -m vision.evaluation.foreign_eval --deck flip7 --printings 12 --seed 536 --json > r536.json
+    python -m vision.evaluation.foreign_eval --pool r524.json r536.json   # runs pooled: the reading over all their printings
 
-Cards are drawn by vision.render_foreign (printings unlike anything vision.render draws: other
-layouts, palettes, stroke fonts) and captured by the scene synthesiser (vision.synth.make_scene:
+Cards are drawn by vision.synth.render_foreign (printings unlike anything vision.synth.render draws: other
+layouts, palettes, stroke fonts) and captured by the scene synthesiser (vision.synth.scenes.make_scene:
 tables, light, blur, glare, noise, fingers) on held-out table surfaces, then cut as the runtime
 cuts them (the true quad with a locator's error, warped by vision.geometry.warp_card).
 
@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 TARGETS = {1: (0.99, 0.03), 3: (0.995, None)}  # samples -> (accuracy among accepted, max rejected)
 # --tune: calibration may read the training family no more than this below the trained model alone
 # (the model alone reads the family's tuning printings 100 % right among accepted: asking as much
-# of 264 cards per deck set the thresholds to refuse 72 % of UNO Flip's foreign cards, calibration.md)
+# of 264 cards per deck set the thresholds to refuse 72 % of UNO Flip's foreign cards, docs/history/calibration.md)
 FAMILY_TOLERANCE = 0.005
 # The model's vote weights the tuner tries. Not 16: times the agreement bound of a profile of one
 # card the model happened to read (0.34), that switched a foreign deck's vote on and named its
@@ -89,16 +89,16 @@ class Capture:
 def capture_printing(deck: str, printing_seed: int, calib_per_label: int, test_per_label: int,
                      style: str = "foreign"):
     """(calibration captures per label: dict label -> list of crops, test Capture) of one printing:
-    a foreign one (vision.render_foreign), or with style="heldout" one of the training renderer's
+    a foreign one (vision.synth.render_foreign), or with style="heldout" one of the training renderer's
     family in its held-out fonts (the control: a print the trained classifier reads)."""
     import numpy as np
 
     from rules.cards import DECKS
-    from vision.dataset import _none_quads, jitter_quad
+    from vision.training.dataset import _none_quads, jitter_quad
     from vision.geometry import warp_card
-    from vision.render import CardStyle, render_card
-    from vision.render_foreign import ForeignStyle, foreign_faces
-    from vision.synth import make_scene
+    from vision.synth.render import CardStyle, render_card
+    from vision.synth.render_foreign import ForeignStyle, foreign_faces
+    from vision.synth.scenes import make_scene
 
     labels = DECKS[deck].labels
     if style == "foreign":
@@ -606,7 +606,7 @@ def set_rank(stats: dict, accuracy: dict[int, float], family_floor: dict[str, fl
 
 # The tuner's cache of read printings: bump when what read_tuning_printing keeps, or how the
 # capture or the reading makes it, changes (old files are then ignored, not misread). 2: WayReading
-# pickled under vision.foreign_eval (a run as `python -m` kept it as __main__.WayReading).
+# pickled under vision.evaluation.foreign_eval (a run as `python -m` kept it as __main__.WayReading).
 TUNING_CACHE_VERSION = 2
 
 
@@ -977,7 +977,7 @@ def _print_report(r: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vision.foreign_eval", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m vision.evaluation.foreign_eval", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--deck", default="flip7")
     parser.add_argument("--models-dir", metavar="DIR", help="folder holding DECK.onnx and DECK.json")
@@ -1069,6 +1069,6 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     # Through the module's own name, not __main__: the tuner's cache pickles WayReading, and a
     # class pickled as __main__.WayReading cannot be read back by any other entry (tests, -c).
-    from vision import foreign_eval
+    from vision.evaluation import foreign_eval
 
     sys.exit(foreign_eval.main())

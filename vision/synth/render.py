@@ -1,4 +1,4 @@
-"""Card face renderer for training and test data (spec/cards.md, "What the physical cards look like").
+"""Card face renderer for training and test data (docs/cards.md, "What the cards look like").
 
 Nobody on the team has the real decks, so each face is drawn from its written description with
 wide variation around it: several fonts, jittered colours, English or German words, optional
@@ -571,4 +571,4 @@ def render_card(deck: str, label: str, rng: np.random.Generator, style: CardStyl
 
 
 # Decks drawn in their own modules with the helpers above; importing them registers them in RENDERERS.
-from vision import render_uno, render_vengeance  # noqa: E402,F401
+from vision.synth import render_uno, render_vengeance  # noqa: E402,F401

@@ -1,7 +1,7 @@
 """Foreign-deck card faces: printings of the three decks that the training renderer never draws.
 
 A user's physical deck is a print nobody on the team has seen. To measure what calibration buys
-(vision.foreign_eval), these faces are deliberately unlike vision.render's in every way the
+(vision.evaluation.foreign_eval), these faces are deliberately unlike vision.synth.render's in every way the
 training data varies: other layouts (a plain white card with a coloured numeral, a full-bleed
 colour card with the numeral in a disc, a dark card with an outlined numeral and the word on
 top, a white card with a colour band across the middle), other colour assignments (each printing
@@ -11,8 +11,8 @@ names, UNO's four colours per side — and the 6 and 9 are underlined so that a 
 can still be read, as real decks do.
 
 `ForeignStyle.sample(rng)` draws one printing; `render_foreign(deck, label, rng, style)` returns
-an RGBA portrait face of vision.render's size with transparent rounded corners, like
-vision.render.render_card, so vision.synth.make_scene can lay it on a table (its `faces` hook).
+an RGBA portrait face of vision.synth.render's size with transparent rounded corners, like
+vision.synth.render.render_card, so vision.synth.scenes.make_scene can lay it on a table (its `faces` hook).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 
 from rules.cards import DECKS
-from vision.render import CARD_H, CARD_W, CORNER_RADIUS
+from vision.synth.render import CARD_H, CARD_W, CORNER_RADIUS
 
 LAYOUTS = ("plain", "fullbleed", "dark", "band")
 FONTS = (cv2.FONT_HERSHEY_SIMPLEX, cv2.FONT_HERSHEY_DUPLEX, cv2.FONT_HERSHEY_COMPLEX,
@@ -149,7 +149,7 @@ def _text_mask(text: str, style: ForeignStyle, box_w: int, box_h: int, weight: f
 
 
 def _picture_mask(name: str, size: int) -> np.ndarray:
-    """A simple pictogram per action, distinct from vision.render's pictures."""
+    """A simple pictogram per action, distinct from vision.synth.render's pictures."""
     m = np.zeros((size, size), np.uint8)
     c, r, t = size // 2, int(size * 0.38), max(2, size // 14)
     if name == "freeze":  # snowflake
@@ -319,17 +319,17 @@ def _corners() -> np.ndarray:
 
 
 def foreign_faces(deck: str, rng: np.random.Generator, style: ForeignStyle):
-    """A `faces` source for vision.synth.make_scene: every card of this foreign printing."""
+    """A `faces` source for vision.synth.scenes.make_scene: every card of this foreign printing."""
     return lambda label: render_foreign(deck, label, rng, style)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write a contact sheet of foreign printings: python -m vision.render_foreign DECK OUT.png [SEED]"""
+    """Write a contact sheet of foreign printings: python -m vision.synth.render_foreign DECK OUT.png [SEED]"""
     import sys
 
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) < 2:
-        print("usage: python -m vision.render_foreign DECK OUT.png [SEED]", file=sys.stderr)
+        print("usage: python -m vision.synth.render_foreign DECK OUT.png [SEED]", file=sys.stderr)
         return 2
     deck, out = argv[0], argv[1]
     rng = np.random.default_rng(int(argv[2]) if len(argv) > 2 else 0)

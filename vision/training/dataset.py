@@ -19,8 +19,8 @@ import numpy as np
 
 from rules.cards import DECKS
 from vision.geometry import warp_card
-from vision.render import CardStyle, render_card
-from vision.synth import (camera_effects, card_quad, draw_clutter, draw_hand, light_field, make_scene,
+from vision.synth.render import CardStyle, render_card
+from vision.synth.scenes import (camera_effects, card_quad, draw_clutter, draw_hand, light_field, make_scene,
                           make_surface, paste_card)
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 # OpenCV's area resize averages 2 x 2 blocks (0.007 ms a crop against 0.067 ms for 56 x 80, a
 # throwaway timeit), at the card's own shape (63 x 88 mm: ~1 px/mm).
 INPUT_W, INPUT_H = 63, 88
-# The look network's input (vision.train_look; the committed card-look model was trained at it).
+# The look network's input (vision.training.train_look; the committed card-look model was trained at it).
 LOOK_INPUT_W, LOOK_INPUT_H = 84, 120
 LOOK_INPUT_SIZE = (LOOK_INPUT_W, LOOK_INPUT_H)  # (W, H), as cv2.resize takes it
 NONE_CLASS = "none"
@@ -59,7 +59,7 @@ class FacePool:
     under a fresh table, pose and light still gives a new sample. Each draw renders a new face
     with probability `fresh` (always until the pool holds `per_label` faces of that label).
 
-    With `printed` faces (vision.printed: a real deck's scans), a `printed_share` of the new faces
+    With `printed` faces (vision.synth.printed: a real deck's scans), a `printed_share` of the new faces
     are that deck's, each as another print run of it would look; the rest stay renders, whose
     variety is what reads a deck printed otherwise."""
 
@@ -73,7 +73,7 @@ class FacePool:
     def new_face(self, label: str) -> np.ndarray:
         style = CardStyle.sample(self.rng, self.split)
         if self.printed_share > 0 and label in self.printed and self.rng.random() < self.printed_share:
-            from vision.printed import printed_face
+            from vision.synth.printed import printed_face
 
             return printed_face(self.printed, label, self.rng, style)
         return render_card(self.deck, label, self.rng, style)
@@ -250,7 +250,7 @@ def located_quad(rng: np.random.Generator, quad: np.ndarray) -> np.ndarray:
 
 def make_located_samples(deck: str, n: int, seed: int, split: str = "train", crops_per_card: int = 2,
                          progress_every: int = 2000, printed: dict | None = None, printed_share: float = 0.0):
-    """n crops cut from vision.synth scenes as make_samples cuts them, but at
+    """n crops cut from vision.synth.scenes scenes as make_samples cuts them, but at
     located_quad's quads (`crops_per_card` different ones per card), plus "none" crops (table,
     part of a card, far too big or small a quad) at about the same share as make_samples."""
     rng = np.random.default_rng(seed)

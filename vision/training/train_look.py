@@ -1,17 +1,17 @@
 """Train the look network: an embedding in which two captures of the same card face lie close.
 
-    python -m vision.train_look                    # a new network -> models/card-look.onnx + card-look.json
-    python -m vision.train_look --printings 6000 --generic-share 0.6667 --uno-numerals-share 0.15
+    python -m vision.training.train_look                    # a new network -> models/card-look.onnx + card-look.json
+    python -m vision.training.train_look --printings 6000 --generic-share 0.6667 --uno-numerals-share 0.15
                                                    # the committed one's base (d93e2aa's), then:
-    python -m vision.train_look --init BASE.onnx --printings 4000 --generic-share 0.625 \
+    python -m vision.training.train_look --init BASE.onnx --printings 4000 --generic-share 0.625 \
         --uno-numerals-share 0.15 --epochs 3 --lr 5e-4 --poor-share 0.3   # `make look-model`
-    python -m vision.train_look --printings 300 --epochs 2 --out /tmp/look   # a quick try
+    python -m vision.training.train_look --printings 300 --epochs 2 --out /tmp/look   # a quick try
 
 Calibration to the user's own deck (vision.adapt) compares each crop with the crops the user
 showed. The deck classifiers' features were trained to name the training renderer's cards and
 read a foreign print poorly; this network is trained for the comparison itself. The data
-(vision.look_data) are printings of all three decks' training renderers and, two thirds of them
-(--generic-share), of the invented game of vision.render_generic (random layouts, palettes and
+(vision.training.look_data) are printings of all three decks' training renderers and, two thirds of them
+(--generic-share), of the invented game of vision.synth.render_generic (random layouts, palettes and
 symbols, some printed in suits of close colours: cards in general, not the training family),
 each recoloured as a whole, with two captures of each of 8 of its cards from independent
 scenes. The loss asks each capture to pick its partner out of the batch (a softmax over cosine
@@ -25,11 +25,11 @@ gives it the exported weights exactly). `--poor-share` makes one of the two capt
 share of the cards a poor one (poor_capture: a glare washing out part of the card, or a blur),
 as one calibration sample may be.
 
-The network is the plain backbone (vision.train.build_plain_model) without its pooling and
+The network is the plain backbone (vision.training.train.build_plain_model) without its pooling and
 classification layer: the last feature map (192 x 8 x 6 at width 1.5 and 84 x 120), flattened, projected to 128 values
 and scaled to unit length (the ONNX output `embedding`). `--width` scales the backbone's
 channels (default 1.5: the committed network, 24-48-48-96-96-192; 1 was the one before, see
-models/calibration.md). `--input-size W H` sets the crop it reads (default 84 x 120, the committed
+docs/history/calibration.md). `--input-size W H` sets the crop it reads (default 84 x 120, the committed
 network's; 56 x 80 was the one before; the sidecar tells the run time; the data are cached per
 size). The file stores its weights in half precision (store_weights_half). One
 network serves every deck. Needs the `train` extra (PyTorch); the device reads the ONNX file
@@ -58,8 +58,8 @@ from pathlib import Path
 
 import numpy as np
 
-from vision.dataset import LOOK_INPUT_SIZE
-from vision.train import DATA_DIR, MODELS_DIR, cached
+from vision.training.dataset import LOOK_INPUT_SIZE
+from vision.training.train import DATA_DIR, MODELS_DIR, cached
 
 log = logging.getLogger(__name__)
 
@@ -117,15 +117,15 @@ def read_checkpoint(path: Path, args) -> dict:
     return state
 
 
-LOOK_DATA_VERSION = 3      # bump when vision.look_data's family printings change, so stale caches are not reused
-GENERIC_DATA_VERSION = 4   # the same for its generic printings (vision.render_generic), cached apart
+LOOK_DATA_VERSION = 3      # bump when vision.training.look_data's family printings change, so stale caches are not reused
+GENERIC_DATA_VERSION = 4   # the same for its generic printings (vision.synth.render_generic), cached apart
 EMBEDDING_DIM = 128
 TEMPERATURE = 0.1
 
 
 def build_look_model(dim: int = EMBEDDING_DIM, width: float = 1.0, input_size: tuple[int, int] = LOOK_INPUT_SIZE,
                      folded: bool = False):
-    """The backbone of vision.train.build_plain_model (`width` times its channels) and a projection of
+    """The backbone of vision.training.train.build_plain_model (`width` times its channels) and a projection of
     its last feature map (channels x 5 x 4 for a 56 x 80 input, x 8 x 6 for 84 x 120) to `dim`
     values of unit length. input_size is (W, H). `folded`: each batch norm folded into its
     convolution (a bias), as the ONNX export stores it: the network an exported model is
@@ -133,7 +133,7 @@ def build_look_model(dim: int = EMBEDDING_DIM, width: float = 1.0, input_size: t
     import torch
     import torch.nn as nn
 
-    from vision.train import build_plain_model
+    from vision.training.train import build_plain_model
 
     backbone = build_plain_model(1, width)[:-4]  # drop pooling, flatten, dropout, linear
     if folded:
@@ -200,7 +200,7 @@ def cached_look_samples(printings: int, seed: int, workers: int = 1, kind: str =
     import re
     from dataclasses import fields
 
-    from vision.look_data import LookSamples, make_look_samples
+    from vision.training.look_data import LookSamples, make_look_samples
 
     path = look_cache_path(printings, seed, kind, size)
     if not path.exists():
@@ -240,7 +240,7 @@ def training_samples(printings: int, generic_share: float, seed: int, workers: i
                      size: tuple[int, int] = LOOK_INPUT_SIZE, uno_numerals_share: float = 0.0):
     """The training printings of each kind (printings_of_each_kind, each kind cached apart),
     concatenated."""
-    from vision.look_data import LookSamples
+    from vision.training.look_data import LookSamples
 
     parts = [cached_look_samples(n, seed, workers, kind, size)
              for kind, n in printings_of_each_kind(printings, generic_share, uno_numerals_share).items() if n]
@@ -254,7 +254,7 @@ def _batch(x, printings_idx, rng, poor_share: float = 0.0):
     a poor capture (poor_capture)."""
     import torch
 
-    from vision.dataset import normalize
+    from vision.training.dataset import normalize
 
     sub = x[printings_idx]                           # (P, L, V, H, W, 3)
     p, l, v = sub.shape[:3]
@@ -282,7 +282,7 @@ def poor_capture(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """The crop as a poor calibration capture shows it: a glare washing out part of the card (an
     ellipse of light up to half its width, added) or a defocus blur. One view of a pair, not both:
     calibration's one sample of a card may be such a capture and every later one of it compared with it
-    (models/calibration.md, "Where the one-sample failures come from")."""
+    (docs/history/calibration.md, "Where the one-sample failures come from")."""
     import cv2
 
     h, w = crop.shape[:2]
@@ -300,7 +300,7 @@ def one_shot_accuracy(model, x) -> float:
     """Within each printing, view 1 of each card named by its nearest view 0 (of 8 cards)."""
     import torch
 
-    from vision.dataset import normalize
+    from vision.training.dataset import normalize
 
     model.eval()
     p, l = x.shape[:2]
@@ -315,7 +315,7 @@ def train(args) -> int:
     import torch
     import torch.nn.functional as F
 
-    from vision.train import backbone_channels
+    from vision.training.train import backbone_channels
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
@@ -383,7 +383,7 @@ def train(args) -> int:
     x_val = val_sets["family"]
     onnx_path = out_dir / f"{LOOK_NAME}.onnx"
     export_look(model, onnx_path, x_val[:8].reshape(-1, *x_val.shape[3:]))
-    from vision.dataset import MEAN, STD
+    from vision.training.dataset import MEAN, STD
     sidecar = {
         "kind": "look-embedding",
         "input": {"width": size[0], "height": size[1], "channel_order": "rgb", "resize": "area"},
@@ -403,13 +403,13 @@ def train(args) -> int:
                      "generic_data_version": GENERIC_DATA_VERSION, "val_one_shot_accuracy": val_acc,
                      "minutes": round(minutes_before + (time.perf_counter() - t_start) / 60, 1),
                      "command": args.command,
-                     "data": "vision.look_data: recoloured printings, 8 cards x 2 captures each: of the training "
+                     "data": "vision.training.look_data: recoloured printings, 8 cards x 2 captures each: of the training "
                              "family (flip7, flip7-vengeance and uno-flip renderers; train fonts and surfaces) and, "
-                             "a generic_share of them, of vision.render_generic's invented game"},
+                             "a generic_share of them, of vision.synth.render_generic's invented game"},
     }
     onnx_path.with_suffix(".json").write_text(json.dumps(sidecar, indent=2) + "\n")
     checkpoint.unlink(missing_ok=True)
-    log.info("wrote %s (%.0f kB) in %.1f min; now run: python -m vision.foreign_eval --deck flip7", onnx_path,
+    log.info("wrote %s (%.0f kB) in %.1f min; now run: python -m vision.evaluation.foreign_eval --deck flip7", onnx_path,
              onnx_path.stat().st_size / 1024, (time.perf_counter() - t_start) / 60)
     return 0
 
@@ -419,7 +419,7 @@ def export_look(model, path: Path, crops_bgr) -> None:
     import onnxruntime as ort
     import torch
 
-    from vision.dataset import normalize
+    from vision.training.dataset import normalize
 
     model.eval()
     torch.onnx.export(model, torch.zeros(1, 3, *crops_bgr.shape[1:3]), str(path), input_names=["crop"],
@@ -474,15 +474,15 @@ def store_weights_half(path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vision.train_look", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m vision.training.train_look", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--printings", type=int, default=6000, help="training printings (8 cards x 2 captures each)")
     parser.add_argument("--generic-share", type=float, default=0.6667,
-                        help="share of the training printings drawn by vision.render_generic (0: the training family only)")
+                        help="share of the training printings drawn by vision.synth.render_generic (0: the training family only)")
     parser.add_argument("--uno-numerals-share", type=float, default=0.0,
                         help="share of the training printings that are UNO Flip printings dealing numerals of one "
-                             "colour together (vision.look_data.one_colour_numerals; 0: none)")
+                             "colour together (vision.training.look_data.one_colour_numerals; 0: none)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads and data-generation processes")
     parser.add_argument("--val-printings", type=int, default=150)
     parser.add_argument("--epochs", type=int, default=15)
@@ -506,7 +506,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"go on from the last epoch kept in OUT/{CHECKPOINT_NAME} by a run of this same "
                              "command that was stopped")
     args = parser.parse_args(argv)
-    args.command = "python -m vision.train_look " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    args.command = "python -m vision.training.train_look " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     args.init_sha256 = None
     if args.init is not None:
         import hashlib

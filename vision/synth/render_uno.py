@@ -1,4 +1,4 @@
-"""UNO Flip card faces for the renderer (spec/cards.md, "UNO Flip"): both sides, 108 face labels.
+"""UNO Flip card faces for the renderer (docs/cards.md, "UNO Flip"): both sides, 108 face labels.
 
 Light faces: white border, a solid red / yellow / green / blue field, a white oval outline tilted
 about 30 degrees, the symbol very large in white with a black outline and shadow, small copies in
@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 
 from rules.cards import UNO_DARK_COLORS, UNO_LIGHT_COLORS
-from vision.render import CARD_H, CARD_W, RENDERERS, RGB, CardStyle, _fit_mask, _jitter, _rounded_rect_pts, _shade
+from vision.synth.render import CARD_H, CARD_W, RENDERERS, RGB, CardStyle, _fit_mask, _jitter, _rounded_rect_pts, _shade
 
 FIELD_COLORS: dict[str, RGB] = {
     "red": (214, 32, 40), "yellow": (250, 206, 24), "green": (36, 160, 72), "blue": (22, 100, 200),

@@ -1,7 +1,7 @@
 """Generic card printings: random layouts that belong to no deck, for the look network's data.
 
-The look network (vision.train_look) must learn what tells the cards of *any* printing apart,
-not what the three training renderers (vision.render, render_vengeance, render_uno) draw. This
+The look network (vision.training.train_look) must learn what tells the cards of *any* printing apart,
+not what the three training renderers (vision.synth.render, render_vengeance, render_uno) draw. This
 module draws printings of an invented card game whose faces share a style and differ by their
 symbol: a number 0-13, a +N / -N / x2 / ÷2 modifier, or a pictogram for an action (drawn here, in
 simple shapes of its own). A printing (`GenericStyle.sample`) picks, once for all its cards:
@@ -21,21 +21,21 @@ simple shapes of its own). A printing (`GenericStyle.sample`) picks, once for al
   red / orange or pink / purple), each symbol printed in every suit, so a label is a symbol in a
   suit (`7@2`) and only its colour tells it from its twins; 6 and 9 are marked (a bar, a dot) so a
   turned card can be read, as real decks do;
-* a font from vision.render's *training* fonts only, a weight, a slant and a width; zeros as the
+* a font from vision.synth.render's *training* fonts only, a weight, a slant and a width; zeros as the
   font draws them, or slashed or dotted (one stroke from an 8).
 
 Only the symbol (and what is derived from it: its word, its colour when colour is dealt per
 value) and the suit differ between the cards of a printing; each copy gets its own grain, ink spread and
-scuffs. Nothing here draws like vision.render_foreign (its layouts, stroke fonts and pictograms
-stay unseen by every network, so vision.foreign_eval stays honest).
+scuffs. Nothing here draws like vision.synth.render_foreign (its layouts, stroke fonts and pictograms
+stay unseen by every network, so vision.evaluation.foreign_eval stays honest).
 
-`render_generic(label, rng, style)` returns an RGBA face like vision.render.render_card (same
-size, transparent rounded corners), so vision.synth.make_scene can lay it on a table.
+`render_generic(label, rng, style)` returns an RGBA face like vision.synth.render.render_card (same
+size, transparent rounded corners), so vision.synth.scenes.make_scene can lay it on a table.
 `pick_labels(rng, n, style)` deals n distinct labels of one printing with confusable ones among
 them (+4 / +6 / +8, 6 / 9, 1 / 7 / 11, ...; in a printing of suits, symbols in two or more of
 its suits): the look network's hard negatives.
 
-    python -m vision.render_generic OUT.png [SEED]     # a contact sheet of 6 printings
+    python -m vision.synth.render_generic OUT.png [SEED]     # a contact sheet of 6 printings
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from vision.render import CARD_H, CARD_W, FONT_DIR, FONTS, ZERO_MARKS, _corner_alpha, _fit_mask, _paint
-from vision.render_uno import _arrow as uno_arrow
+from vision.synth.render import CARD_H, CARD_W, FONT_DIR, FONTS, ZERO_MARKS, _corner_alpha, _fit_mask, _paint
+from vision.synth.render_uno import _arrow as uno_arrow
 
 NUMBERS = tuple(str(n) for n in range(14))
 MODIFIERS = ("+1", "+2", "+4", "+5", "+6", "+8", "+10", "x2", "/2", "-2", "-4", "-6", "-8", "-10")
@@ -146,11 +146,11 @@ class GenericStyle:
     mark: str                  # how 6 and 9 are told apart
     grain: float
     wear: float
-    zero: str = "plain"        # digit 0 as the font draws it, slashed or dotted (vision.render.ZERO_MARKS)
+    zero: str = "plain"        # digit 0 as the font draws it, slashed or dotted (vision.synth.render.ZERO_MARKS)
 
     @classmethod
     def sample(cls, rng: np.random.Generator) -> "GenericStyle":
-        fonts = FONTS["train"]  # never the held-out fonts: vision.evaluate measures those
+        fonts = FONTS["train"]  # never the held-out fonts: vision.evaluation.evaluate measures those
         font = str(FONT_DIR / fonts[rng.integers(len(fonts))])
         word_font = font if rng.random() < 0.5 else str(FONT_DIR / fonts[rng.integers(len(fonts))])
         dark = bool(rng.random() < 0.3)
@@ -265,7 +265,7 @@ def _label_colour(style: GenericStyle, label: str) -> RGB:
 
 
 def _arrow(m: np.ndarray, p0, p1, t: int, head: float) -> None:
-    """vision.render_uno's arrow in this game's proportions (the look network's data were drawn so)."""
+    """vision.synth.render_uno's arrow in this game's proportions (the look network's data were drawn so)."""
     uno_arrow(m, p0, p1, t, head, shaft=0.6, spread=0.6, subpixel=False)
 
 
@@ -471,7 +471,7 @@ def _container(canvas, style: GenericStyle, cx, cy, w, h, colour: RGB) -> None:
         if kind == "diamond":
             pts = np.array([(0, -h * 0.68), (w * 0.66, 0), (0, h * 0.68), (-w * 0.66, 0)])
         elif kind == "rounded":
-            from vision.render import _rounded_rect_pts
+            from vision.synth.render import _rounded_rect_pts
             pts = _rounded_rect_pts(-w * 0.55, -h * 0.58, w * 0.55, h * 0.58, min(w, h) * 0.2, 5)
             rot = np.eye(2)
         elif kind == "hexagon":
@@ -614,17 +614,17 @@ def _finish(canvas: np.ndarray, rng: np.random.Generator, style: GenericStyle) -
 
 
 def generic_faces(rng: np.random.Generator, style: GenericStyle):
-    """A `faces` source for vision.synth.make_scene: every card of this generic printing."""
+    """A `faces` source for vision.synth.scenes.make_scene: every card of this generic printing."""
     return lambda label: render_generic(label, rng, style)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write a contact sheet: python -m vision.render_generic OUT.png [SEED]"""
+    """Write a contact sheet: python -m vision.synth.render_generic OUT.png [SEED]"""
     import sys
 
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
-        print("usage: python -m vision.render_generic OUT.png [SEED]", file=sys.stderr)
+        print("usage: python -m vision.synth.render_generic OUT.png [SEED]", file=sys.stderr)
         return 2
     rng = np.random.default_rng(int(argv[1]) if len(argv) > 1 else 0)
     rows = []

@@ -1,7 +1,7 @@
 """How well the device reads real card material: the figure of record.
 
-    python -m vision.real_eval --deck uno-flip --real REAL       # printed faces and photos
-    python -m vision.real_eval --deck flip7 --real REAL --captures 4
+    python -m vision.evaluation.real_eval --deck uno-flip --real REAL       # printed faces and photos
+    python -m vision.evaluation.real_eval --deck flip7 --real REAL --captures 4
 
 REAL is a folder of real decks laid out as the team keeps them (none of it is in the repo):
 `flip7-art/LABEL.png` and `uno-flip-art/LABEL.png` (the printed faces), and `uno-photos/SET/` with
@@ -27,7 +27,7 @@ captures at the card's true outline with the model alone: the gap
 between it and "out of the box" is the locator's. For each: right among accepted, refused ("no card" and "not sure" apart), and the worst
 confusions. Nothing here trains anything: the photos (classic UNO decks standing for UNO Flip's
 light side, labelled as the sets' manifests say) are never trained on, and the printed faces
-enter training (`vision.train --printed-faces`) only on the "train" split's surfaces and seeds.
+enter training (`vision.training.train --printed-faces`) only on the "train" split's surfaces and seeds.
 The picture check's design was chosen on the photos' figures, and the locator's border rule on
 the Flip 7 captures', so those are development figures (models/calibration.md says which).
 """
@@ -138,9 +138,9 @@ def located_quad(image, true_quad):
 def capture(deck: str, faces: dict, label: str, seed: int, split: str):
     """One synthetic camera frame of the printed face of `label` on a table of `split`, and its
     true quad."""
-    from vision.printed import printed_face
-    from vision.render import CardStyle
-    from vision.synth import make_scene
+    from vision.synth.printed import printed_face
+    from vision.synth.render import CardStyle
+    from vision.synth.scenes import make_scene
 
     rng = np.random.default_rng(seed)
     style = CardStyle.sample(rng, split)
@@ -301,7 +301,7 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vision.real_eval", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m vision.evaluation.real_eval", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--deck", default="uno-flip", choices=sorted(ART_FOLDERS),
                         help="deck to read (the photos are read with uno-flip)")
@@ -317,14 +317,14 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     from vision.adapt import CalibratedClassifier, calibrate
     from vision.classifier import CardClassifier, ModelError
-    from vision.printed import load_printed_faces
+    from vision.synth.printed import load_printed_faces
 
     real = Path(args.real)
     try:
         base = CardClassifier.load(args.deck, args.models_dir)
         faces = load_printed_faces(args.deck, real / ART_FOLDERS[args.deck])
     except (ModelError, ValueError) as error:
-        print(f"vision.real_eval: {error}", file=sys.stderr)
+        print(f"vision.evaluation.real_eval: {error}", file=sys.stderr)
         return 2
     results = []
     if not args.no_captures:

@@ -2,24 +2,24 @@
 
 Calibration (vision.adapt) must tell the user's own cards apart, and the user's deck is a printing
 nobody here has seen. The deck classifiers learn the training renderer's print; their features
-read a foreign print poorly (models/calibration.md). The look network instead learns *is this the
+read a foreign print poorly (docs/history/calibration.md). The look network instead learns *is this the
 same face as that one, within one printing*, across many printings: a sample is a printing (a
 CardStyle of the training family, of any of the three decks, then recoloured as a whole — hue
 turned, sometimes light and dark swapped or colour planes exchanged — so that what matters is how
 a printing's cards differ from each other, not the training print's colours), several of its
 labels, and for each label two crops cut from two independent scenes (table, light, pose, blur,
-fingers, the locator's quad error) as vision.dataset cuts classifier samples. Half the family
+fingers, the locator's quad error) as vision.training.dataset cuts classifier samples. Half the family
 printings deal cards that look alike together (FAMILY_LOOK_ALIKES: 13 / lucky-13, -4 / -6, 6 / 9;
 UNO Flip's colour twins), so they are each other's negatives in the loss. Only training fonts
-and surfaces are used; vision.foreign_eval's printings and held-out surfaces stay unseen.
+and surfaces are used; vision.evaluation.foreign_eval's printings and held-out surfaces stay unseen.
 
 Two kinds of printings (`kind`): "family", the training renderers' (above), and "generic", the
-invented game of vision.render_generic — random layouts, palettes and symbols, its 8 cards dealt
+invented game of vision.synth.render_generic — random layouts, palettes and symbols, its 8 cards dealt
 with confusable ones among them (+4 / +6 / +8, 6 / 9, 1 / 7 / 11, 0 / 8 with the 0 slashed or
 dotted in some printings; a symbol in two or more suits of close colours): a network that has only seen
-the training family learns that family, not cards in general (models/calibration.md).
+the training family learns that family, not cards in general (docs/history/calibration.md).
 
-A third kind, "uno-numerals" (`python -m vision.train_look --uno-numerals-share`), is UNO Flip
+A third kind, "uno-numerals" (`python -m vision.training.train_look --uno-numerals-share`), is UNO Flip
 printings of the training family dealing four or more numerals of one colour together
 (one_colour_numerals): the look-alikes of one ink that one poor UNO Flip calibration photo
 confuses (`8` / `5`, `2` / `9`), which colour-twin printings never deal together.
@@ -35,15 +35,15 @@ import cv2
 import numpy as np
 
 from rules.cards import DECKS, UNO_DARK_COLORS, UNO_LIGHT_COLORS
-from vision.dataset import LOOK_INPUT_SIZE, jitter_quad, to_input
+from vision.training.dataset import LOOK_INPUT_SIZE, jitter_quad, to_input
 from vision.geometry import CANON_H, CANON_W
-from vision.render import CardStyle, render_card
-from vision.synth import make_scene
+from vision.synth.render import CardStyle, render_card
+from vision.synth.scenes import make_scene
 
 log = logging.getLogger(__name__)
 
 DECK_WEIGHTS = {"flip7": 1.0, "flip7-vengeance": 1.0, "uno-flip": 1.0}
-GENERIC = len(DECK_WEIGHTS)  # the `decks` index of a generic printing (vision.render_generic)
+GENERIC = len(DECK_WEIGHTS)  # the `decks` index of a generic printing (vision.synth.render_generic)
 KINDS = ("family", "generic", "uno-numerals")
 LABELS_PER_PRINTING = 8
 VIEWS = 2
@@ -93,7 +93,7 @@ def make_printing(rng: np.random.Generator, deck: str, labels_per_printing: int 
 # Cards of flip7 and Vengeance that differ by a small mark (a word, a sign, a stroke): dealt
 # together into half their printings, so the loss's negatives include them (UNO Flip deals its
 # colour twins instead). Vengeance's 13 / lucky-13 and -4 / -6 were the cards one poor calibration
-# sample most often confused (models/calibration.md).
+# sample most often confused (docs/history/calibration.md).
 FAMILY_LOOK_ALIKES = {
     "flip7": (("6", "9"), ("1", "7", "11"), ("0", "8", "3"), ("2", "10", "12"), ("5", "3"),
               ("+2", "+4", "+6", "+8", "+10"), ("x2", "+2", "2")),
@@ -139,7 +139,7 @@ def colour_twins(rng: np.random.Generator, labels, n: int) -> np.ndarray:
 
 def one_colour_numerals(rng: np.random.Generator, labels, n: int) -> np.ndarray:
     """n distinct indices of UNO Flip `labels`: four to n numerals of one colour (an 8 and a 5, a 2
-    and a 9 of one ink: the look-alikes one poor calibration photo confuses, models/calibration.md),
+    and a 9 of one ink: the look-alikes one poor calibration photo confuses, docs/history/calibration.md),
     the rest drawn at random."""
     colour = (UNO_LIGHT_COLORS + UNO_DARK_COLORS)[int(rng.integers(8))]
     numerals = [i for i, label in enumerate(labels) if label.startswith(colour + "-") and label[-1].isdigit()]
@@ -164,7 +164,7 @@ def make_generic_printing(rng: np.random.Generator, labels_per_printing: int = L
                           size: tuple[int, int] = LOOK_INPUT_SIZE):
     """(crops (L, V, H, W, 3), label indices in render_generic.LABELS (L,)) of one recoloured
     generic printing; size is the crops' (W, H)."""
-    from vision.render_generic import GenericStyle, label_index, pick_labels, render_generic
+    from vision.synth.render_generic import GenericStyle, label_index, pick_labels, render_generic
 
     style = GenericStyle.sample(rng)
     picked = pick_labels(rng, labels_per_printing, style)
@@ -201,8 +201,8 @@ def _capture(rng: np.random.Generator, faces: dict[str, np.ndarray], picked: lis
 
 def upright_crop(frame: np.ndarray, face_quad: np.ndarray, size: tuple[int, int] = LOOK_INPUT_SIZE) -> np.ndarray:
     """The model-size crop with the face upright: face_quad in face order (TL, TR, BR, BL of the
-    face, as vision.synth gives it), not reordered as the runtime's warp_card does. Training pairs
-    are then both upright, and a class is turned half round as a whole (vision.train_look)."""
+    face, as vision.synth.scenes gives it), not reordered as the runtime's warp_card does. Training pairs
+    are then both upright, and a class is turned half round as a whole (vision.training.train_look)."""
     dst = np.float32([[0, 0], [CANON_W, 0], [CANON_W, CANON_H], [0, CANON_H]])
     matrix = cv2.getPerspectiveTransform(np.float32(face_quad), dst)
     return to_input(cv2.warpPerspective(frame, matrix, (CANON_W, CANON_H), flags=cv2.INTER_LINEAR,

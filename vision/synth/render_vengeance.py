@@ -1,12 +1,12 @@
-"""Flip 7: Vengeance card faces for the renderer (spec/cards.md, "Flip 7: Vengeance").
+"""Flip 7: Vengeance card faces for the renderer (docs/cards.md, "Flip 7: Vengeance").
 
 The deck is the Flip 7 family of layouts with a darker theme: dark card stock, a metallic frame,
 a large inline numeral in the number's colour and its word on a ribbon banner. The three special
-number cards are told apart by colour, as the spec says ("specially coloured"): `zero` on pale
+number cards are told apart by colour, as docs/cards.md says ("specially coloured"): `zero` on pale
 silver stock, `unlucky-7` on blood red with a black numeral, `lucky-13` on gold with a green
 numeral, each with its name on the banner. Malus cards show `÷2` or `-N` large; action cards
 show their name on banners (French edition: JUSTE UNE DERNIÈRE, ÉCHANGE, VOL, DÉFAUSSE, QUATRE À
-LA SUITE; the French names of the special cards are from the French rulebook in shared/seeds).
+LA SUITE; the French names of the special cards are from the French rulebook).
 
 The style's second language ("de" for Flip 7) prints the French edition here: Vengeance was
 published in French and English. Choices that belong to one printing of the deck (stock colour,
@@ -22,7 +22,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.render import (CARD_H, CARD_W, RENDERERS, RGB, CardStyle, _banner, _base, _corner_index, _fan,
+from vision.synth.render import (CARD_H, CARD_W, RENDERERS, RGB, CardStyle, _banner, _base, _corner_index, _fan,
                            _frame, _jitter, _mini_card, _poly, _shade, _styled_text)
 
 LABELS_SPECIAL = ("zero", "unlucky-7", "lucky-13")

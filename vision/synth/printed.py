@@ -16,7 +16,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.render import CARD_H, CARD_W, CardStyle, _corner_alpha, _print_and_wear
+from vision.synth.render import CARD_H, CARD_W, CardStyle, _corner_alpha, _print_and_wear
 
 PrintedFaces = dict  # label -> (CARD_H, CARD_W, 3) float32 RGB canvas
 

@@ -1,7 +1,7 @@
 """Evaluate a deck's classifier on held-out synthetic data, tune its reject thresholds, and
 measure placement events on a held-out deal video (`make evaluate`).
 
-    python -m vision.evaluate --deck flip7
+    python -m vision.evaluation.evaluate --deck flip7
 
 Held-out means: other seeds AND renderer/surface settings never used in training (the
 "heldout" split: other fonts, other table textures). Steps:
@@ -18,7 +18,7 @@ Held-out means: other seeds AND renderer/surface settings never used in training
 4. deal video (seed --seed + 2, --placements placements): feed every frame to
    vision.placement.PlacementDetector and count missed / doubled / wrong placements
    (`--video-only` runs just that; `--light KIND` with the light over the table changing now
-   and then, vision.synth.ChangingLight).
+   and then, vision.synth.scenes.ChangingLight).
 The thresholds and figures are written into models/<deck>.json unless --dry-run.
 """
 
@@ -36,7 +36,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
 
 
 def reject_grid(probs: np.ndarray, y: np.ndarray, none_index: int, reject_budget: float):
@@ -156,7 +156,7 @@ def scene_report(classifier, deck: str, seed: int, scenes: int, split: str) -> d
     from vision.geometry import quad_iou
     from vision.locate import find_cards
     from vision.reading import read_cards
-    from vision.synth import make_scene
+    from vision.synth.scenes import make_scene
 
     labels = DECKS[deck].labels
     rng = np.random.default_rng(seed)
@@ -223,7 +223,7 @@ def deal_video(deck: str, seed: int, placements: int = 200, split: str = "heldou
     """The deal video of `--video-seeds SEED`: `placements` cards of the deck at random, every
     17th the same label as the one before."""
     from rules.cards import DECKS
-    from vision.synth import make_deal_video
+    from vision.synth.scenes import make_deal_video
 
     labels = DECKS[deck].labels
     rng = np.random.default_rng(seed)
@@ -239,7 +239,7 @@ def video_report(deck: str, models_dir: Path, seed: int, placements: int, split:
                  trace: tuple[int, int] | None = None, light: str | None = None) -> dict:
     from vision.classifier import CardClassifier
     from vision.placement import Placement, PlacementDetector
-    from vision.synth import ChangingLight
+    from vision.synth.scenes import ChangingLight
 
     video = deal_video(deck, seed, placements, split)
     detector = PlacementDetector(CardClassifier.load(deck, models_dir))
@@ -364,9 +364,9 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def main(argv: list[str] | None = None) -> int:
-    from vision.synth import LIGHT_CHANGES
+    from vision.synth.scenes import LIGHT_CHANGES
 
-    parser = argparse.ArgumentParser(prog="python -m vision.evaluate", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m vision.evaluation.evaluate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--deck", default="flip7")
     parser.add_argument("--models-dir", default=str(MODELS_DIR))
@@ -395,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
                              "thresholds the sidecar holds; writes nothing")
     parser.add_argument("--light", choices=LIGHT_CHANGES, default=None,
                         help="with --video-only: the deal videos under a light that changes every 700 frames "
-                             "(over 8 frames, for 250; vision.synth.ChangingLight): dim, bright (burning out the "
+                             "(over 8 frames, for 250; vision.synth.scenes.ChangingLight): dim, bright (burning out the "
                              "light parts), shadow (half the table in shade) or warm (a lamp's colour)")
     parser.add_argument("--trace", type=int, nargs=2, metavar=("FIRST", "LAST"),
                         help="with --video-only and one video seed: log the placement detector's decisions "
@@ -410,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
 
     cv2.setNumThreads(1)
     from vision.classifier import CardClassifier
-    from vision.dataset import class_names, make_samples
+    from vision.training.dataset import class_names, make_samples
 
     models_dir = Path(args.models_dir)
     sidecar_path = models_dir / f"{args.deck}.json"
@@ -485,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
         metrics["video"] = videos_report(args.deck, models_dir, video_seeds, args.placements, args.split,
                                          args.jobs)
         metrics["seeds"]["video"] = video_seeds[0] if len(video_seeds) == 1 else video_seeds
-    metrics["command"] = "python -m vision.evaluate " + " ".join(argv if argv is not None else sys.argv[1:])
+    metrics["command"] = "python -m vision.evaluation.evaluate " + " ".join(argv if argv is not None else sys.argv[1:])
     metrics["minutes"] = round((time.perf_counter() - t0) / 60, 1)
     if not args.dry_run:
         sidecar["metrics"] = metrics
