@@ -140,6 +140,7 @@ def _build(args: argparse.Namespace, config, detector, held: list):
             raise ValueError(f"camera {args.camera}: {error}") from None
         finally:
             camera.close()
+    display_asked = args.display
     args.display, args.buttons = what_this_machine_has(args.display, args.buttons, config)
     recorder = None
     if getattr(args, "out", None) is not None:      # tablemate record
@@ -147,7 +148,13 @@ def _build(args: argparse.Namespace, config, detector, held: list):
 
         recorder = Recorder(args.out, camera.fps)
         held.append(recorder)
-    window = laptop_window(args, held)
+    try:
+        window = laptop_window(args, held)
+    except ValueError as error:
+        if display_asked is not None or getattr(args, "preview", False):
+            raise
+        log.warning("%s: using --display none", error)      # a window was only this machine's best guess
+        args.display, window = "none", None
     open_display = (parse_display(args.display, config.display, window=window) if window is not None
                     else parse_display(args.display, config.display))
     buttons = parse_buttons(args.buttons, config.buttons)

@@ -137,6 +137,33 @@ def test_a_laptop_falls_back_to_the_keyboard_and_says_so_in_one_line(tmp_path, m
     appliance.held[0].close()
 
 
+def test_a_laptop_whose_desktop_gives_no_window_plays_without_a_display(tmp_path, monkeypatch, caplog):
+    """DISPLAY set but no window possible (no tkinter, a dead X server): the window was only the
+    fallback's guess, so the run goes on with no display, said in a line (it exited 2 before)."""
+    import logging
+
+    import device.buttons_gpio
+    import device.display_oled
+    import device.display_window
+
+    monkeypatch.setattr(device.buttons_gpio, "gpio_missing", lambda: "no GPIO here (/dev/gpiochip*)")
+    monkeypatch.setattr(device.display_oled, "oled_missing", lambda config: "no OLED here (/dev/i2c-1)")
+    monkeypatch.setenv("DISPLAY", ":99")
+
+    def no_window(self):
+        raise RuntimeError("no window possible (no graphical session?)")
+
+    monkeypatch.setattr(device.display_window.LaptopWindow, "open", no_window)
+    args = _replay_args(tmp_path, 2, "")
+    args.display = args.buttons = None
+    with caplog.at_level(logging.WARNING):
+        appliance = run.build(args, DeviceConfig(), detector=ScriptedDetector({}))
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any("no window possible" in line and "using --display none" in line for line in said), said
+    assert args.display == "none"
+    appliance.held[0].close()
+
+
 def test_the_machines_own_hardware_is_used_where_it_is_there(monkeypatch):
     import device.buttons_gpio
     import device.display_oled
