@@ -25,7 +25,8 @@ import cv2
 import numpy as np
 
 from rules.cards import UNO_DARK_COLORS, UNO_LIGHT_COLORS
-from vision.synth.render import CARD_H, CARD_W, RENDERERS, RGB, CardStyle, _fit_mask, _jitter, _rounded_rect_pts, _shade
+from vision.synth.render import (CARD_H, CARD_W, RENDERERS, RGB, CardStyle, _fit_mask, _jitter, _paint, _rounded_rect_pts,
+                                 _shade)
 
 FIELD_COLORS: dict[str, RGB] = {
     "red": (214, 32, 40), "yellow": (250, 206, 24), "green": (36, 160, 72), "blue": (22, 100, 200),
@@ -151,20 +152,9 @@ def _stamp(canvas: np.ndarray, mask: np.ndarray, center, fill: RGB, outline: RGB
     x = int(round(center[0] - big.shape[1] / 2))
     y = int(round(center[1] - big.shape[0] / 2))
     if shadow is not None and shadow_px:
-        _blend(canvas, cv2.GaussianBlur(body, (0, 0), 1.5) * 0.7, shadow, x + shadow_px, y + shadow_px)
-    _blend(canvas, body, outline, x, y)
-    _blend(canvas, big, fill, x, y)
-
-
-def _blend(canvas: np.ndarray, mask: np.ndarray, color: RGB, x: int, y: int) -> None:
-    h, w = mask.shape
-    H, W = canvas.shape[:2]
-    x0, y0, x1, y1 = max(x, 0), max(y, 0), min(x + w, W), min(y + h, H)
-    if x1 <= x0 or y1 <= y0:
-        return
-    m = mask[y0 - y:y1 - y, x0 - x:x1 - x, None]
-    region = canvas[y0:y1, x0:x1]
-    region[:] = region * (1 - m) + np.array(color, np.float32) * m
+        _paint(canvas, cv2.GaussianBlur(body, (0, 0), 1.5) * 0.7, shadow, x + shadow_px, y + shadow_px)
+    _paint(canvas, body, outline, x, y)
+    _paint(canvas, big, fill, x, y)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -201,9 +191,9 @@ def _logo(canvas: np.ndarray, style: CardStyle, border: float, fill: RGB, ink: R
     x, y = int(CARD_W - border - w - 4), int(border + 5)
     badge = np.zeros((h, w), np.float32)
     cv2.ellipse(badge, (w // 2, h // 2), (w // 2 - 1, h // 2 - 1), 0, 0, 360, 1.0, -1, cv2.LINE_AA)
-    _blend(canvas, badge, ink, x, y)
+    _paint(canvas, badge, ink, x, y)
     text = _fit_mask(style.word_font, "UNO FLIP!", w - 14, h - 8)
-    _blend(canvas, text, fill, x + (w - text.shape[1]) // 2, y + (h - text.shape[0]) // 2)
+    _paint(canvas, text, fill, x + (w - text.shape[1]) // 2, y + (h - text.shape[0]) // 2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,8 +237,8 @@ def render_uno(label: str, rng: np.random.Generator, style: CardStyle) -> np.nda
     cv2.ellipse(oval, centre, axes, tilt, 0, 360, 1.0, ring_w, cv2.LINE_AA)
     if dark:
         halo = cv2.dilate(oval, np.ones((3, 3), np.uint8), iterations=int(rng.integers(1, 3)))
-        _blend(canvas, halo, edge, 0, 0)
-    _blend(canvas, oval, ink, 0, 0)
+        _paint(canvas, halo, edge, 0, 0)
+    _paint(canvas, oval, ink, 0, 0)
     # The big symbol, and its corner copies.
     weight = float(rng.uniform(0.8, 1.25))
     drawn = symbol not in ("wild", "dark-wild")
@@ -289,10 +279,10 @@ def _mini_oval(canvas: np.ndarray, center, r: float, tilt: float, colors: list[R
     for k, col in enumerate(colors):
         m = np.zeros((CARD_H, CARD_W), np.float32)
         cv2.ellipse(m, c, axes, tilt, k * 90, (k + 1) * 90, 1.0, -1, cv2.LINE_AA)
-        _blend(canvas, m, col, 0, 0)
+        _paint(canvas, m, col, 0, 0)
     m = np.zeros((CARD_H, CARD_W), np.float32)
     cv2.ellipse(m, c, axes, tilt, 0, 360, 1.0, 2, cv2.LINE_AA)
-    _blend(canvas, m, rim, 0, 0)
+    _paint(canvas, m, rim, 0, 0)
 
 
 RENDERERS["uno-flip"] = render_uno
