@@ -11,7 +11,8 @@ Each contour's convex hull is reduced to a quadrilateral (polygon approximation,
 minimum-area rectangle). A hull no card fits may run round cards overlapping (a card across a
 card of like colour): each straight stretch of it as long as a card's side proposes the card
 standing on it, inwards, at a card's proportions, unless centred in a smaller card already
-found. A candidate is kept when its area, aspect ratio (a card is 63 x 88 mm), corner angles and edge support (the share of its outline lying on image edges) fit a card.
+found. A candidate is kept when its area, aspect ratio (a card is 63 x 88 mm), corner angles and
+edge support (the share of its outline lying on image edges) fit a card.
 Overlapping duplicates are merged and quads nested in a bigger card (a card's printed inner
 frame) are dropped (a caller keeping one reading per place may ask to keep a quad turned
 inside another: which is the card, the classifier settles). The survivors' corners are
@@ -154,7 +155,10 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
     # A change fitted as a card only counts where no card was found by its edges: a card that
     # moved a little leaves a card-shaped change too (old and new place together).
     found += [f for f in fitted if all(quad_iou(f.quad, c.quad) < 0.3 for c in found)]
-    found += _found_doubled(found, min_area, max_area, support_map, edges, ycc, mask, min_support, min_score)
+    # (Not with a change mask: in the placement detector's frames it doubled the locate cost, and a
+    # card there not named by its half is looked at again from its change.)
+    if mask is None:
+        found += _found_doubled(found, min_area, max_area, support_map, edges, ycc, mask, min_support, min_score)
     result = []
     for c in _suppress(found, keep_nested):
         quad = c.quad / scale if scale != 1.0 else c.quad
@@ -513,8 +517,8 @@ def _border_contrast(ycc: np.ndarray, quads: np.ndarray, step: float = 3.0) -> n
     (a checkerboard's lines) has the same colour on both sides at many points and alternating
     colours on both. (Either side, not the margin alone: a printed Flip 7 card has ornaments
     reaching its edges, its shells and rings, so its margin keeps one colour along only part of
-    a side: `python -m vision.evaluation.real_eval --deck flip7` counted 27 of its 88 held-out captures not
-    found with the margin alone, 14 with either side.)"""
+    a side: when this rule came in, `python -m vision.evaluation.real_eval --deck flip7` counted
+    27 of its 88 held-out captures not found with the margin alone, 14 with either side.)"""
     q = np.asarray(quads, np.float32)
     if len(q) == 0:
         return np.zeros(0, np.float32)
