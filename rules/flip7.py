@@ -180,10 +180,18 @@ class FlipTableState:
         return self._score(self.turn_index) if self.turn_index >= 0 else 0
 
     def stop_allowed(self) -> bool:
-        if self.choice is None and not (self.over or self.stack):
-            # the common cases: a turn, or the deal reaching a player who already holds cards
-            return not self.dealing or bool(self.cards[self.turn_index])
-        return self._stop_refusal(None) is None
+        return self.stop_score() is not None
+
+    def stop_score(self) -> int | None:
+        """What the player on turn banks by stopping now (their round score), or None when they
+        may not stop: stop_allowed() and turn_score() in one call, for a table deciding whether
+        to stop. (The same conditions as _stop_refusal(None), without building its sentences.)"""
+        if self.choice is not None or self.over or self.stack:
+            return None
+        p = self.turn_index
+        if self.dealing and not self.cards[p] or self._stop_forbidden(p) is not None:
+            return None
+        return self._score(p)
 
     def card_counts(self) -> dict[str, int]:
         counts, _ = self.effective_deck()

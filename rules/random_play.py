@@ -35,16 +35,22 @@ class RandomTable:
                 if count:
                     card = CARDS.get(label) or CARDS.setdefault(label, Card(label))
                     pile += [card] * count
-            shuffle_key = self.rng.random       # sorting by random keys: a uniform shuffle, cheaper than shuffle()
-            self.pile = sorted(pile, key=lambda _: shuffle_key())
+            # sorting by random keys: a uniform shuffle, cheaper than shuffle(); the positions are
+            # sorted, by a key looked up in C, rather than the cards by a key computed in Python
+            random = self.rng.random
+            keys = [random() for _ in pile]
+            self.pile = [pile[i] for i in sorted(range(len(pile)), key=keys.__getitem__)]
         return self.pile.pop()
 
     def next_event(self, state):
-        pending = state.pending
-        if pending is not None:
-            return answer(pending.kind, self.rng.choice(pending.options))
-        if state.stop_allowed() and (state.turn_score() >= self.greed or self.rng.random() < 0.05):
-            return STOP
+        score = state.stop_score()      # None while a choice waits, and whenever stopping is refused
+        if score is not None:
+            if score >= self.greed or self.rng.random() < 0.05:
+                return STOP
+        else:
+            pending = state.pending
+            if pending is not None:
+                return answer(pending.kind, self.rng.choice(pending.options))
         pile = self.pile
         return pile.pop() if pile else self.next_card(state)     # (the common case without a call)
 

@@ -144,9 +144,6 @@ class VengeanceState(FlipTableState):
             shown = ("bonus",) + tuple(f"penalize {names[i]}" for i in options)
         return Pending(purpose, names[by], shown, LABELS[cid] if cid is not None else None)
 
-    def stop_allowed(self) -> bool:
-        return self._stop_refusal(None) is None
-
     def _stop_forbidden(self, player: int) -> str | None:
         if self.zero[player]:
             return f"{self.players[player]} holds The Zero and may not stop"

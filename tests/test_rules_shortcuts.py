@@ -1,0 +1,46 @@
+"""The rules core's shortcuts (kept for speed: rules_bench.py) agree with the long way round, in
+every state of seeded random games of each game the random table plays."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from rules.core import GameConfig, Refused
+from rules.events import Stop
+from rules.match import Match
+from rules.random_play import RandomTable
+
+GAMES = ("flip7", "flip7-vengeance", "flip7-vengeance-brutal")
+
+
+def random_states(game: str, seeds: range):
+    """Every state of random games of `game` (2 to 6 players, a random dealer), in play order."""
+    for seed in seeds:
+        rng = random.Random(seed)
+        players = tuple(f"p{i}" for i in range(rng.choice([2, 3, 4, 4, 6])))
+        match = Match(GameConfig(game, players, dealer=rng.choice(players)))
+        table = RandomTable(seed)
+        while not match.over:
+            yield match.state
+            match.apply(table.next_event(match.state))
+        yield match.state
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_stop_score_is_what_a_stop_banks_and_none_where_a_stop_is_refused(game: str) -> None:
+    stops = 0
+    for state in random_states(game, range(40)):
+        score = state.stop_score()
+        assert (score is not None) == state.stop_allowed()
+        twin = state.clone()
+        if score is None:
+            with pytest.raises(Refused):
+                twin.apply(Stop())
+            continue
+        assert score == state.turn_score()
+        notices = twin.apply(Stop())
+        assert notices[0].kind == "stop" and notices[0].detail == score
+        stops += 1
+    assert stops > 500
