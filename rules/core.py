@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 
@@ -39,6 +40,13 @@ class Notice:
     kind: str
     player: str | None = None
     detail: Any = None
+
+
+# A Notice of these values (detail hashable), made once and shared: notices are immutable, the
+# same ones recur game after game ("stop", "ann", 12), and building a frozen dataclass costs
+# several times a cache look-up. The engines make their notices with it; a notice whose detail
+# is not hashable (a round's result) is built as Notice(...).
+notice = lru_cache(maxsize=4096)(Notice)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ import copy
 from typing import Any
 
 from rules.cards import DECKS
-from rules.core import (GameConfig, Notice, Pending, Refused, RoundResult, load_state, lookup, save_state,
+from rules.core import (GameConfig, Notice, Pending, Refused, RoundResult, load_state, lookup, notice, save_state,
                         seat_map, seat_of, shorten, whole_number)
 from rules.events import Card, Shuffle, Stop, Target
 
@@ -284,12 +284,15 @@ class FlipTableState:
         return None
 
     def _stop(self, event: Stop) -> list[Notice]:
-        refusal = self._stop_refusal(event.player)
-        if refusal:
-            raise Refused(refusal)
+        score = self.stop_score() if event.player is None else None
+        if score is None:                   # refused, or the player named: the long way, with its reasons
+            refusal = self._stop_refusal(event.player)
+            if refusal:
+                raise Refused(refusal)
+            score = self._score(self.turn_index)
         p = self.turn_index
         self.standing[p] = STOPPED
-        notices = [Notice("stop", self.players[p], self._score(p))]
+        notices = [notice("stop", self.players[p], score)]
         self.advance = True
         self._settle(notices)
         return notices
@@ -311,7 +314,7 @@ class FlipTableState:
             discard[i] = 0
         self.deck_left += self.discard_left
         self.discard_left = 0
-        notices.append(Notice("shuffled", None, self.deck_left))
+        notices.append(notice("shuffled", None, self.deck_left))
 
     def _to_discard(self, cid: int) -> None:
         self.discard[cid] += 1
@@ -384,37 +387,36 @@ class FlipTableState:
 
     def _end_round(self, notices: list[Notice]) -> None:
         self.round_ended = False
-        n = len(self.players)
+        players, totals = self.players, self.totals
         scores = self._round_scores()
-        for i in range(n):
-            self.totals[i] += scores[i]
+        for i, score in enumerate(scores):
+            totals[i] += score
         result = RoundResult(
-            self.round, self.players[self.dealer_index],
-            {self.players[i]: scores[i] for i in range(n)},
-            self.players[self.flip7] if self.flip7 >= 0 else None,
-            tuple(self.players[i] for i in range(n) if self.standing[i] == BUSTED))
+            self.round, players[self.dealer_index], dict(zip(players, scores)),
+            players[self.flip7] if self.flip7 >= 0 else None,
+            tuple([name for name, standing in zip(players, self.standing) if standing == BUSTED]))
         self.results.append(result)
         notices.append(Notice("round_over", None, result))
-        # set-aside cards still waiting (a Flip 7 ended the round) go to the discard pile
-        for frame in self.stack:
-            for cid in self._frame_cards(frame):
-                self._to_discard(cid)
-        self.stack = []
+        if self.stack:
+            # set-aside cards still waiting (a Flip 7 ended the round) go to the discard pile
+            for frame in self.stack:
+                for cid in self._frame_cards(frame):
+                    self._to_discard(cid)
+            self.stack = []
         self.choice = None
-        best = max(self.totals)
-        leaders = [i for i in range(n) if self.totals[i] == best]
-        if best >= WINNING_TOTAL and len(leaders) == 1:
+        best = max(totals)
+        if best >= WINNING_TOTAL and totals.count(best) == 1:
             self.over = True
-            self.winner = leaders[0]
+            self.winner = totals.index(best)
             self.turn_index = -1
-            notices.append(Notice("game_over", self.players[self.winner]))
+            notices.append(notice("game_over", players[self.winner]))
             return
         discard = self.discard
         for row in self.cards:
             for cid in row:
                 discard[cid] += 1
             self.discard_left += len(row)
-        self._start_round((self.dealer_index + 1) % n)
+        self._start_round((self.dealer_index + 1) % len(players))
 
     def cards_everywhere(self) -> list[int]:
         """How many of each card are in the deck, the discard pile, in front of players, set aside
@@ -433,12 +435,25 @@ class FlipTableState:
 
     # ---- copying and saving ---------------------------------------------------------------
     def clone(self):
-        twin = copy.copy(self)
-        for name in ("deck", "discard", "totals", "standing") + self._PLAYER_FIELDS:
-            setattr(twin, name, list(getattr(self, name)))
-        twin.cards = [list(r) for r in self.cards]
-        twin.results = list(self.results)
-        twin.stack = copy.deepcopy(self.stack)
+        """A copy that shares nothing the game changes in place: every field, the lists copied
+        (names, round results and a pending choice are replaced, never changed, so they are
+        shared). Field by field: copy.copy is several times slower, and a match copies its
+        state for undo, the advice one copy per card label."""
+        twin = type(self).__new__(type(self))
+        twin.players, twin.seat, twin.results = self.players, self.seat, self.results[:]
+        twin.deck, twin.deck_left = self.deck[:], self.deck_left
+        twin.discard, twin.discard_left = self.discard[:], self.discard_left
+        twin.totals, twin.round, twin.dealer_index = self.totals[:], self.round, self.dealer_index
+        twin.over, twin.winner = self.over, self.winner
+        twin.cards, twin.standing = [row[:] for row in self.cards], self.standing[:]
+        twin.dealing, twin.deal_pos = self.dealing, self.deal_pos
+        twin.turn_owner, twin.advance, twin.turn_index = self.turn_owner, self.advance, self.turn_index
+        twin.stack = copy.deepcopy(self.stack) if self.stack else []
+        twin.choice, twin.flip7, twin.round_ended = self.choice, self.flip7, self.round_ended
+        for name in self._OPTION_FIELDS + self._ROUND_FIELDS:      # the game's own values (decks too)
+            setattr(twin, name, getattr(self, name))
+        for name in self._PLAYER_FIELDS:
+            setattr(twin, name, getattr(self, name)[:])
         return twin
 
     @classmethod
@@ -561,6 +576,16 @@ class Flip7State(FlipTableState):
         total = self.number_sum[player] * (2 if self.doubled[player] else 1) + self.plus[player]
         return total + (FLIP7_BONUS if self.flip7 == player else 0)
 
+    def stop_score(self) -> int | None:
+        # FlipTableState.stop_score without its two calls (a random table asks before every card):
+        # Flip 7 forbids no stop, and the player on turn is neither busted nor has made a Flip 7
+        # (the round would be over), so their score is _score's sum.
+        if self.choice is None and not (self.over or self.stack):
+            p = self.turn_index
+            if not self.dealing or self.cards[p]:
+                return self.number_sum[p] * (2 if self.doubled[p] else 1) + self.plus[p]
+        return None
+
     # ---- events ------------------------------------------------------------------------------
     def apply(self, event) -> list[Notice]:
         kind = type(event)
@@ -575,50 +600,70 @@ class Flip7State(FlipTableState):
         raise Refused(f"{_event_word(event)} is not an event of Flip 7")
 
     def _card(self, event: Card) -> list[Notice]:
-        # The most common event inlined: a number the player on turn (or being dealt to) does
-        # not hold yet, turned from the deck (no choice or Flip Three open, not their seventh);
-        # checked whole before anything changes. It ends as the general path ends it (that
-        # path's _receive and _settle): the card in their row, the turn or the deal on to the
-        # next player still in. Anything else takes the general path.
-        cid = CARD_ID.get(event.label, HIGHEST_NUMBER + 1)
-        if (cid <= HIGHEST_NUMBER and event.to is None and self.choice is None and self.deck_left
-                and not (self.over or self.stack or self.round_ended)):
-            p = self.turn_index
+        # The common cards inlined: a number, +N or x2 turned from the deck for the player on turn
+        # (or being dealt to), with no choice or Flip Three open; checked whole before anything
+        # changes. Each ends as the general path (_receive, then _settle) ends it: a number they
+        # hold busts them (without a Second Chance); a new number (not their seventh) or a
+        # modifier joins their row and the turn or the deal moves on to the next player still in.
+        # Anything else takes the general path.
+        cid = CARD_ID.get(event.label, -1)
+        if not (cid >= 0 and event.to is None and self.choice is None and self.deck_left
+                and not (self.over or self.stack or self.round_ended) and self.deck[cid]):
+            return FlipTableState._card(self, event)
+        p = self.turn_index
+        if cid <= HIGHEST_NUMBER:
             bit = 1 << cid
             numbers = self.numbers
-            deck = self.deck
-            if deck[cid] and not numbers[p] & bit and self.distinct[p] < FLIP7_COUNT - 1:
-                deck[cid] -= 1
+            if numbers[p] & bit:
+                if self.has_second_chance[p]:
+                    return FlipTableState._card(self, event)
+                self.deck[cid] -= 1
                 self.deck_left -= 1
-                numbers[p] |= bit
-                self.number_sum[p] += cid
                 self.cards[p].append(cid)
-                self.distinct[p] += 1
-                if self.deck_left or self.discard_left:     # (the player on turn is still in)
-                    standing = self.standing
-                    n = len(standing)
-                    if self.dealing:
-                        first = self.dealer_index + 1
-                        pos = self.deal_pos + 1
-                        while pos < n and standing[(first + pos) % n] != ACTIVE:
-                            pos += 1
-                        self.deal_pos = pos
-                        if pos < n:
-                            self.turn_index = (first + pos) % n
-                            return []
-                        self.dealing = False
-                        i = first % n
-                    else:
-                        i = (self.turn_owner + 1) % n
-                    while standing[i] != ACTIVE:
-                        i = (i + 1) % n
-                    self.turn_index = self.turn_owner = i
-                    return []
-                notices: list[Notice] = []
+                self.standing[p] = BUSTED
+                notices = [notice("bust", self.players[p], LABELS[cid])]
                 self.advance = True
                 self._settle(notices)
                 return notices
-        return FlipTableState._card(self, event)
+            if self.distinct[p] == FLIP7_COUNT - 1:
+                return FlipTableState._card(self, event)
+            numbers[p] |= bit
+            self.number_sum[p] += cid
+            self.distinct[p] += 1
+        elif cid == X2:
+            self.doubled[p] = True
+        elif cid in PLUS_VALUE:
+            self.plus[p] += PLUS_VALUE[cid]
+        else:
+            return FlipTableState._card(self, event)
+        # p, still in, keeps the card; the turn or the deal moves on
+        self.deck[cid] -= 1
+        self.deck_left -= 1
+        self.cards[p].append(cid)
+        if self.deck_left or self.discard_left:     # (p is still in: someone is)
+            standing = self.standing
+            n = len(standing)
+            if self.dealing:
+                first = self.dealer_index + 1
+                pos = self.deal_pos + 1
+                while pos < n and standing[(first + pos) % n] != ACTIVE:
+                    pos += 1
+                self.deal_pos = pos
+                if pos < n:
+                    self.turn_index = (first + pos) % n
+                    return []
+                self.dealing = False
+                i = first % n
+            else:
+                i = (self.turn_owner + 1) % n
+            while standing[i] != ACTIVE:
+                i = (i + 1) % n
+            self.turn_index = self.turn_owner = i
+            return []
+        notices = []
+        self.advance = True
+        self._settle(notices)
+        return notices
 
     def _waiting_reason(self) -> str:
         purpose, by, _, card, _ = self.choice
@@ -664,11 +709,11 @@ class Flip7State(FlipTableState):
                     self.cards[p].remove(SECOND_CHANCE)
                     self._to_discard(SECOND_CHANCE)
                     self._to_discard(cid)
-                    notices.append(Notice("second_chance_used", self.players[p], LABELS[cid]))
+                    notices.append(notice("second_chance_used", self.players[p], LABELS[cid]))
                 else:
                     self.cards[p].append(cid)
                     self.standing[p] = BUSTED
-                    notices.append(Notice("bust", self.players[p], LABELS[cid]))
+                    notices.append(notice("bust", self.players[p], LABELS[cid]))
                 return
             numbers[p] |= bit
             self.number_sum[p] += cid
@@ -677,7 +722,7 @@ class Flip7State(FlipTableState):
             if self.distinct[p] == FLIP7_COUNT:
                 self.flip7 = p
                 self.round_ended = True
-                notices.append(Notice("flip7", self.players[p]))
+                notices.append(notice("flip7", self.players[p]))
         elif cid == SECOND_CHANCE:
             if not self.has_second_chance[p]:
                 self.has_second_chance[p] = True
@@ -703,7 +748,7 @@ class Flip7State(FlipTableState):
             self.choice = (purpose, by, tuple(options), cid, by)
         elif not options:
             self._to_discard(cid)
-            notices.append(Notice("discarded", self.players[by], LABELS[cid]))
+            notices.append(notice("discarded", self.players[by], LABELS[cid]))
         elif purpose == ACTION:
             self._play_action(cid, options[0], notices)
         else:
@@ -712,16 +757,16 @@ class Flip7State(FlipTableState):
     def _give_second_chance(self, p: int, notices: list[Notice]) -> None:
         self.has_second_chance[p] = True
         self.cards[p].append(SECOND_CHANCE)
-        notices.append(Notice("second_chance_given", self.players[p]))
+        notices.append(notice("second_chance_given", self.players[p]))
 
     def _play_action(self, cid: int, target: int, notices: list[Notice]) -> None:
         self.cards[target].append(cid)
         if cid == FREEZE:
             self.standing[target] = FROZEN
-            notices.append(Notice("freeze", self.players[target], self._score(target)))
+            notices.append(notice("freeze", self.players[target], self._score(target)))
         else:
             self.stack.append(["flip", target, FLIP_THREE_CARDS, []])
-            notices.append(Notice("flip_three", self.players[target]))
+            notices.append(notice("flip_three", self.players[target]))
 
     def _after_flip(self, frame: list, notices: list[Notice]) -> None:
         _, target, _, set_aside = frame
@@ -734,7 +779,7 @@ class Flip7State(FlipTableState):
         if not options:
             for cid in set_aside:
                 self._to_discard(cid)
-                notices.append(Notice("discarded", self.players[target], LABELS[cid]))
+                notices.append(notice("discarded", self.players[target], LABELS[cid]))
             return
         # [kind, chooser, [[card, target]...], next to choose, next to play, options]
         self.stack.append(["set_aside", target, [[cid, -1] for cid in set_aside], 0, 0, options])
@@ -759,7 +804,7 @@ class Flip7State(FlipTableState):
             self._play_action(cid, target, notices)
         else:
             self._to_discard(cid)
-            notices.append(Notice("discarded", self.players[target], LABELS[cid]))
+            notices.append(notice("discarded", self.players[target], LABELS[cid]))
 
     def _frame_cards(self, frame: list) -> list[int]:
         return frame[3] if frame[0] == "flip" else [c for c, _ in frame[2][frame[4]:]]

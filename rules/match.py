@@ -29,12 +29,19 @@ UNDO_STEP = 16             # what an undo folds again is checkpointed this often
 RECENT = 4                 # checkpoints of CHECKPOINT_EVERY kept whatever their age
 
 
+_ENGINE_CLASSES: dict[str, type] = {}    # game id -> its engine class, once imported
+
+
 def engine_class(game: str):
-    module_name, _, class_name = ENGINES[game].partition(":")
-    try:
-        return getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError):
-        raise ValueError(f"the game {game} is not supported yet") from None
+    cls = _ENGINE_CLASSES.get(game)
+    if cls is None:
+        module_name, _, class_name = ENGINES[game].partition(":")
+        try:
+            cls = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError):
+            raise ValueError(f"the game {game} is not supported yet") from None
+        _ENGINE_CLASSES[game] = cls
+    return cls
 
 
 def new_state(config: GameConfig):

@@ -44,7 +44,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from rules.cards import DECKS
-from rules.core import Notice, Pending, Refused
+from rules.core import Notice, Pending, Refused, notice
 from rules.events import Bonus, Card, Penalize, Shuffle, Stop, SwapCards, Take, Target
 from rules.flip7 import BUSTED, FLIP7_BONUS, FLIP7_COUNT, STOPPED, FlipTableState, _event_word, parse_decks
 
@@ -290,10 +290,10 @@ class VengeanceState(FlipTableState):
             if chosen == by:
                 raise Refused(f"{self.players[by]} cannot penalize themselves: take the bonus or name another player")
             self.flip7_choice = chosen
-            notices.append(Notice("penalized", self.players[chosen], -FLIP7_BONUS))
+            notices.append(notice("penalized", self.players[chosen], -FLIP7_BONUS))
         else:
             self.flip7_choice = BONUS
-            notices.append(Notice("bonus", self.players[by], FLIP7_BONUS))
+            notices.append(notice("bonus", self.players[by], FLIP7_BONUS))
         self.choice = None
         self._settle(notices)
         return notices
@@ -317,7 +317,7 @@ class VengeanceState(FlipTableState):
                 for card in self.stack[-1][3]:
                     self._to_discard(card)
                 self.stack[-1][3].clear()
-            notices.append(Notice("unlucky_7", name, len(self.cards[p])))
+            notices.append(notice("unlucky_7", name, len(self.cards[p])))
             self.cards[p] = [cid]
             self._recount(p)
             return
@@ -325,7 +325,7 @@ class VengeanceState(FlipTableState):
         if _busts(cid, self.numbers[p], self.thirteens[p], self.lucky[p]):
             self.cards[p].append(cid)
             self.standing[p] = BUSTED
-            notices.append(Notice("bust", name, LABELS[cid]))
+            notices.append(notice("bust", name, LABELS[cid]))
             return
         self.cards[p].append(cid)
         self.numbers[p] |= 1 << value
@@ -340,7 +340,7 @@ class VengeanceState(FlipTableState):
         if self.count[p] >= FLIP7_COUNT and self.flip7 < 0:
             self.flip7 = p
             self.round_ended = True
-            notices.append(Notice("flip7", name))
+            notices.append(notice("flip7", name))
 
     def _place_malus(self, p: int, cid: int) -> None:
         self.cards[p].append(cid)
@@ -416,7 +416,7 @@ class VengeanceState(FlipTableState):
             self.choice = [purpose, by, options, cid]
         elif not answers:
             self._to_discard(cid)
-            notices.append(Notice("discarded", self.players[by], LABELS[cid]))
+            notices.append(notice("discarded", self.players[by], LABELS[cid]))
         elif purpose == KIND_TARGET:
             self._give(by, cid, answers[0], notices)
         elif purpose == KIND_CARD:
@@ -430,34 +430,34 @@ class VengeanceState(FlipTableState):
         name = self.players[target]
         if IS_MALUS[cid]:
             self._place_malus(target, cid)
-            notices.append(Notice("malus", name, LABELS[cid]))
+            notices.append(notice("malus", name, LABELS[cid]))
             return
         self._to_discard(cid)                       # actions are discarded after use
         if cid == JUST_ONE_MORE:
             # skipped by the dealer from now on, as if stopped — after the one card it deals
             self.standing[target] = STOPPED
             self.stack.append(["flip", target, 1, [], cid])
-            notices.append(Notice("just_one_more", name))
+            notices.append(notice("just_one_more", name))
         else:
             self.stack.append(["flip", target, FLIP_FOUR_CARDS, [], cid])
-            notices.append(Notice("flip_four", name))
+            notices.append(notice("flip_four", name))
 
     def _take(self, by: int, cid: int, p: int, card: int, notices: list[Notice]) -> None:
         """Steal (p's card into by's row, as if dealt) or Discard (p's card to the discard pile)."""
         self._to_discard(cid)
         self._remove(p, card)
         if cid == STEAL:
-            notices.append(Notice("stolen", self.players[p], LABELS[card]))
+            notices.append(notice("stolen", self.players[p], LABELS[card]))
             self._take_in(by, card, notices)
         else:
             self._to_discard(card)
-            notices.append(Notice("discarded", self.players[p], LABELS[card]))
+            notices.append(notice("discarded", self.players[p], LABELS[card]))
 
     def _swap(self, by: int, a: int, card_a: int, b: int, card_b: int, notices: list[Notice]) -> None:
         self._to_discard(SWAP)
         self._remove(a, card_a)
         self._remove(b, card_b)
-        notices.append(Notice("swapped", None, ((self.players[a], LABELS[card_a]), (self.players[b], LABELS[card_b]))))
+        notices.append(notice("swapped", None, ((self.players[a], LABELS[card_a]), (self.players[b], LABELS[card_b]))))
         # the order of the two receipts cannot matter: one swap cannot bring both to seven numbers
         self._take_in(a, card_b, notices)
         self._take_in(b, card_a, notices)
@@ -486,7 +486,7 @@ class VengeanceState(FlipTableState):
     def _discard_all(self, player: int, cards: list[int], notices: list[Notice]) -> None:
         for cid in cards:
             self._to_discard(cid)
-            notices.append(Notice("discarded", self.players[player], LABELS[cid]))
+            notices.append(notice("discarded", self.players[player], LABELS[cid]))
 
     def _frame_cards(self, frame: list) -> list[int]:
         return frame[3] if frame[0] == "flip" else frame[2][frame[3]:]

@@ -23,6 +23,7 @@ def random_states(game: str, seeds: range):
         match = Match(GameConfig(game, players, dealer=rng.choice(players)))
         table = RandomTable(seed)
         while not match.over:
+            assert len(match.events) < 10_000, "a random game that does not end"
             yield match.state
             match.apply(table.next_event(match.state))
         yield match.state
@@ -44,3 +45,27 @@ def test_stop_score_is_what_a_stop_banks_and_none_where_a_stop_is_refused(game: 
         assert notices[0].kind == "stop" and notices[0].detail == score
         stops += 1
     assert stops > 500
+
+
+def every_field(state) -> dict:
+    return {name: getattr(state, name) for cls in type(state).__mro__ for name in getattr(cls, "__slots__", ())}
+
+
+def shared_lists(a, b, path: str):
+    """Paths of the lists that `a` and its copy `b` share, nested ones too."""
+    if isinstance(a, list) and a is b:
+        yield path
+    if isinstance(a, (list, tuple)):
+        for i, (x, y) in enumerate(zip(a, b)):
+            yield from shared_lists(x, y, f"{path}[{i}]")
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_clone_has_every_field_and_shares_no_list_the_game_changes(game: str) -> None:
+    for state in random_states(game, range(10)):
+        twin = state.clone()
+        fields, copied = every_field(state), every_field(twin)
+        assert copied == fields
+        for name, value in fields.items():
+            if name != "choice":            # (a choice is replaced whole, never changed in place)
+                assert not list(shared_lists(value, copied[name], name))
