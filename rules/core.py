@@ -42,11 +42,13 @@ class Notice:
     detail: Any = None
 
 
-# A Notice of these values (detail hashable), made once and shared: notices are immutable, the
-# same ones recur game after game ("stop", "ann", 12), and building a frozen dataclass costs
-# several times a cache look-up. The engines make their notices with it; a notice whose detail
-# is not hashable (a round's result) is built as Notice(...).
+# A Notice, or a Pending, of these values (all hashable), made once and shared: they are
+# immutable, the same ones recur game after game (("stop", "ann", 12), a Freeze for ann to give),
+# and building a frozen dataclass costs several times a cache look-up. The engines make theirs
+# with these; one holding something unhashable (a round's result, lists of cards) is built as
+# Notice(...) or Pending(...).
 notice = lru_cache(maxsize=4096)(Notice)
+pending_choice = lru_cache(maxsize=1024)(Pending)
 
 
 @dataclass(frozen=True, slots=True)

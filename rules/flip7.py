@@ -23,13 +23,14 @@ import copy
 from typing import Any
 
 from rules.cards import DECKS
-from rules.core import (GameConfig, Notice, Pending, Refused, RoundResult, load_state, lookup, notice, save_state,
-                        seat_map, seat_of, shorten, whole_number)
+from rules.core import (GameConfig, Notice, Pending, Refused, RoundResult, load_state, lookup, notice,
+                        pending_choice, save_state, seat_map, seat_of, shorten, whole_number)
 from rules.events import Card, Shuffle, Stop, Target
 
 DECK = DECKS["flip7"]
 LABELS = DECK.labels
 CARD_ID = {label: i for i, label in enumerate(LABELS)}
+COPIES = tuple(DECK.copies[label] for label in LABELS)    # of each card id in one deck
 HIGHEST_NUMBER = 12                      # ids 0..12 are the numbers, id == value
 X2 = CARD_ID["x2"]
 FREEZE = CARD_ID["freeze"]
@@ -87,6 +88,7 @@ class FlipTableState:
     DECK = DECK
     LABELS = LABELS
     CARD_ID = CARD_ID
+    COPIES = COPIES
     _OPTION_FIELDS: tuple[str, ...]      # set from the options, saved
     _PLAYER_FIELDS: tuple[str, ...]      # flat per-player lists reset every round
     _ROUND_FIELDS: tuple[str, ...] = ()  # other per-round values of the game
@@ -117,7 +119,7 @@ class FlipTableState:
         self._settle([])
 
     def full_deck(self) -> list[int]:
-        return [self.DECK.copies[label] * self.decks for label in self.LABELS]
+        return [copies * self.decks for copies in self.COPIES]
 
     # ---- round set-up -------------------------------------------------------------------
     def _start_round(self, dealer: int) -> None:
@@ -535,7 +537,8 @@ class Flip7State(FlipTableState):
         if self.choice is None:
             return None
         purpose, by, options, card, _ = self.choice
-        return Pending("target", self.players[by], tuple(self.players[i] for i in options), LABELS[card])
+        names = self.players
+        return pending_choice("target", names[by], tuple(map(names.__getitem__, options)), LABELS[card])
 
     def bust_odds(self, player: str | None = None) -> float | None:
         """Chance that the next card busts the player on turn (or `player`, were it theirs); 0

@@ -50,13 +50,13 @@ def new_state(config: GameConfig):
 
 
 class Match:
-    __slots__ = ("config", "state", "events", "version", "_checkpoints")
+    __slots__ = ("config", "state", "events", "_undos", "_checkpoints")
 
     def __init__(self, config: GameConfig):
         self.config = config
         self.state = new_state(config)
         self.events: list = []
-        self.version = 0        # counts changes (applies and undos): a view of the state is stale when it moves
+        self._undos = 0
         self._checkpoints = {0: self.state.clone()}     # event count -> state before those events
 
     @classmethod
@@ -70,7 +70,6 @@ class Match:
     def apply(self, event) -> list[Notice]:
         """Apply one event; on Refused the match is exactly as it was."""
         notices = self.state.apply(event)
-        self.version += 1
         events = self.events
         events.append(event)
         if not len(events) % CHECKPOINT_EVERY:
@@ -101,8 +100,15 @@ class Match:
             if not (count - start) % UNDO_STEP and count < n:
                 self._checkpoints[count] = state.clone()
         self.state = state
-        self.version += 1
+        self._undos += 1
         return undone
+
+    @property
+    def version(self) -> int:
+        """Counts changes (applies and undos): a view of the state is stale when it moves. Each
+        apply adds an event, each undo takes one away and counts itself twice; so no counting
+        when an event is applied."""
+        return len(self.events) + 2 * self._undos
 
     # ---- what the table sees -------------------------------------------------------------
     @property

@@ -51,6 +51,7 @@ from rules.flip7 import BUSTED, FLIP7_BONUS, FLIP7_COUNT, STOPPED, FlipTableStat
 DECK = DECKS["flip7-vengeance"]
 LABELS = DECK.labels
 CARD_ID = {label: i for i, label in enumerate(LABELS)}
+COPIES = tuple(DECK.copies[label] for label in LABELS)    # of each card id in one deck
 N_CARDS = len(LABELS)
 ZERO = CARD_ID["zero"]
 UNLUCKY_7 = CARD_ID["unlucky-7"]
@@ -108,6 +109,7 @@ class VengeanceState(FlipTableState):
     DECK = DECK
     LABELS = LABELS
     CARD_ID = CARD_ID
+    COPIES = COPIES
     _OPTION_FIELDS = ("decks",)
     _PLAYER_FIELDS = ("numbers", "count", "number_sum", "thirteens", "lucky", "zero", "minus", "halves")
     _ROUND_FIELDS = ("flip7_choice",)

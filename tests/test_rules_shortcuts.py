@@ -69,3 +69,16 @@ def test_a_clone_has_every_field_and_shares_no_list_the_game_changes(game: str) 
         for name, value in fields.items():
             if name != "choice":            # (a choice is replaced whole, never changed in place)
                 assert not list(shared_lists(value, copied[name], name))
+
+
+def test_a_match_version_moves_by_one_at_every_apply_and_every_undo() -> None:
+    match, table, rng = Match(GameConfig("flip7", ("ann", "ben", "cat"))), RandomTable(5), random.Random(5)
+    versions = [match.version]
+    for _ in range(400):
+        if match.events and (match.over or rng.random() < 0.3):
+            match.undo()
+            table.pile = []
+        else:
+            match.apply(table.next_event(match.state))
+        versions.append(match.version)
+    assert versions == list(range(versions[0], versions[0] + 401))
