@@ -609,8 +609,11 @@ class Flip7State(FlipTableState):
         # hold busts them (without a Second Chance); a new number (not their seventh) or a
         # modifier joins their row and the turn or the deal moves on to the next player still in.
         # Anything else takes the general path.
-        cid = CARD_ID.get(event.label, -1)
-        if not (cid >= 0 and event.to is None and self.choice is None and self.deck_left
+        try:
+            cid = CARD_ID[event.label]
+        except KeyError:                    # not a card of this deck: refused by the general path
+            return FlipTableState._card(self, event)
+        if not (event.to is None and self.choice is None and self.deck_left
                 and not (self.over or self.stack or self.round_ended) and self.deck[cid]):
             return FlipTableState._card(self, event)
         p = self.turn_index

@@ -57,7 +57,10 @@ class Match:
         self.state = new_state(config)
         self.events: list = []
         self._undos = 0
-        self._checkpoints = {0: self.state.clone()}     # event count -> state before those events
+        # event count -> the state before those events; the one before any event is None: it is
+        # new_state(config), made again if an undo goes back that far rather than copied at the
+        # start of every match
+        self._checkpoints: dict[int, Any] = {0: None}
 
     @classmethod
     def replay(cls, config: GameConfig, events: Iterable) -> "Match":
@@ -94,7 +97,8 @@ class Match:
         for count in [c for c in self._checkpoints if c > n]:
             del self._checkpoints[count]
         start = max(self._checkpoints)
-        state = self._checkpoints[start].clone()
+        checkpoint = self._checkpoints[start]
+        state = checkpoint.clone() if checkpoint is not None else new_state(self.config)
         for count in range(start + 1, n + 1):
             state.apply(self.events[count - 1])
             if not (count - start) % UNDO_STEP and count < n:

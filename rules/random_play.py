@@ -48,7 +48,7 @@ class RandomTable:
         if score is not None:
             if score >= self.greed or self.rng.random() < 0.05:
                 return STOP
-        else:
+        elif state.turn_index < 0:      # nobody on turn: a choice waits (or the game is over)
             pending = state.pending
             if pending is not None:
                 return answer(pending.kind, self.rng.choice(pending.options))
