@@ -207,7 +207,8 @@ class FlipTableState:
 
     # ---- events ------------------------------------------------------------------------------
     def _player(self, name: str) -> int:
-        return seat_of(self.seat, name)
+        seat = self.seat.get(name)          # (the name as written: the common case, without calls)
+        return seat if seat is not None else seat_of(self.seat, name)
 
     def _refuse_if_waiting(self, what: str) -> None:
         if self.over:
@@ -538,7 +539,7 @@ class Flip7State(FlipTableState):
             return None
         purpose, by, options, card, _ = self.choice
         names = self.players
-        return pending_choice("target", names[by], tuple(map(names.__getitem__, options)), LABELS[card])
+        return pending_choice("target", names[by], tuple([names[i] for i in options]), LABELS[card])
 
     def bust_odds(self, player: str | None = None) -> float | None:
         """Chance that the next card busts the player on turn (or `player`, were it theirs); 0
@@ -607,8 +608,9 @@ class Flip7State(FlipTableState):
         # (or being dealt to), with no choice or Flip Three open; checked whole before anything
         # changes. Each ends as the general path (_receive, then _settle) ends it: a number they
         # hold busts them (without a Second Chance); a new number (not their seventh) or a
-        # modifier joins their row and the turn or the deal moves on to the next player still in.
-        # Anything else takes the general path.
+        # modifier joins their row and the turn or the deal moves on to the next player still in;
+        # a Freeze or Flip Three with two players or more still in waits for its target (the turn
+        # moves on once it is played). Anything else takes the general path.
         try:
             cid = CARD_ID[event.label]
         except KeyError:                    # not a card of this deck: refused by the general path
@@ -640,6 +642,16 @@ class Flip7State(FlipTableState):
             self.doubled[p] = True
         elif cid in PLUS_VALUE:
             self.plus[p] += PLUS_VALUE[cid]
+        elif cid == FREEZE or cid == FLIP_THREE:
+            options = self._active()
+            if len(options) < 2:
+                return FlipTableState._card(self, event)
+            self.deck[cid] -= 1
+            self.deck_left -= 1
+            self.choice = (ACTION, p, tuple(options), cid, p)
+            self.advance = True
+            self.turn_index = -1
+            return []
         else:
             return FlipTableState._card(self, event)
         # p, still in, keeps the card; the turn or the deal moves on
