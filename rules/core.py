@@ -46,9 +46,9 @@ class Notice:
 # immutable, the same ones recur game after game (("stop", "ann", 12), a Freeze for ann to give),
 # and building a frozen dataclass costs several times a cache look-up. The engines make theirs
 # with these; one holding something unhashable (a round's result, lists of cards) is built as
-# Notice(...) or Pending(...).
-notice = lru_cache(maxsize=4096)(Notice)
-pending_choice = lru_cache(maxsize=1024)(Pending)
+# Notice(...) or Pending(...). (typed: a detail of 1 and one of True are different notices.)
+notice = lru_cache(maxsize=4096, typed=True)(Notice)
+pending_choice = lru_cache(maxsize=1024, typed=True)(Pending)
 
 
 @dataclass(frozen=True, slots=True)

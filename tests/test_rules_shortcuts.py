@@ -82,3 +82,11 @@ def test_a_match_version_moves_by_one_at_every_apply_and_every_undo() -> None:
             match.apply(table.next_event(match.state))
         versions.append(match.version)
     assert versions == list(range(versions[0], versions[0] + 401))
+
+
+def test_shared_notices_are_the_notices_asked_for() -> None:
+    from rules.core import Notice, notice
+
+    assert notice("stop", "ann", 12) == Notice("stop", "ann", 12)
+    assert notice("stop", "ann", 12) is notice("stop", "ann", 12)
+    assert notice("odd", None, 1).detail == 1 and notice("odd", None, True).detail is True
