@@ -89,4 +89,19 @@ def test_shared_notices_are_the_notices_asked_for() -> None:
 
     assert notice("stop", "ann", 12) == Notice("stop", "ann", 12)
     assert notice("stop", "ann", 12) is notice("stop", "ann", 12)
-    assert notice("odd", None, 1).detail == 1 and notice("odd", None, True).detail is True
+
+
+def _no_bool_or_float(value) -> bool:
+    if isinstance(value, (bool, float)):
+        return False
+    return all(map(_no_bool_or_float, value)) if isinstance(value, tuple) else True
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_no_notice_detail_is_a_bool_or_a_float(game: str) -> None:
+    """rules.core.notice shares notices by value, not typed: a detail of True would be taken for 1."""
+    for seed in range(30):
+        match, table = Match(GameConfig(game, ("a", "b", "c", "d"))), RandomTable(seed)
+        while not match.over:
+            for shown in match.apply(table.next_event(match.state)):
+                assert _no_bool_or_float(shown.detail), shown
