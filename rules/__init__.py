@@ -10,7 +10,9 @@ A game is a fold of events (rules/events.py) over a state. One engine class per 
   while a choice is pending or when the game is over), `pending` (a `Pending` or None), `over`,
   `round`, `dealer`, `rows`, `status`, `totals` (list, seat order), `winner_name`, `results`
   (list of RoundResult), `round_score(name)`, `turn_score()`, `bust_odds(player=None)` (the player
-  on turn's, or that player's were it theirs; None where the game has none), `stop_allowed()`, `winning_total` (the total that ends the game);
+  on turn's, or that player's were it theirs; None where the game has none), `stop_allowed()`,
+  `stop_score()` (what the player on turn banks by stopping now; None when they may not stop),
+  `winning_total` (the total that ends the game);
   at every moment exactly one of `over`, `turn is not None`, `pending is not None` holds;
 - `legal_events()`, `draw_pile() -> (labels, counts, total)` and `card_counts()` for random play;
 - `clone()`, `to_dict()` / `from_dict()` (JSON-able, versioned), `summary()` (the `state` object of

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 
@@ -39,6 +40,17 @@ class Notice:
     kind: str
     player: str | None = None
     detail: Any = None
+
+
+# A Notice, or a Pending, of these values (all hashable), made once and shared: they are
+# immutable, the same ones recur game after game (("stop", "ann", 12), a Freeze for ann to give),
+# and building a frozen dataclass costs several times a cache look-up. The engines make theirs
+# with these; one holding something unhashable (a round's result, lists of cards) is built as
+# Notice(...) or Pending(...). Not typed (a typed look-up costs four times as much), so values
+# equal across types would share an entry: no detail is ever a bool or a float (1 == True == 1.0;
+# tests/test_rules_shortcuts.py checks every notice of random games).
+notice = lru_cache(maxsize=4096)(Notice)
+pending_choice = lru_cache(maxsize=1024)(Pending)
 
 
 @dataclass(frozen=True, slots=True)

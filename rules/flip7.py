@@ -23,13 +23,14 @@ import copy
 from typing import Any
 
 from rules.cards import DECKS
-from rules.core import (GameConfig, Notice, Pending, Refused, RoundResult, load_state, lookup, save_state,
-                        seat_map, seat_of, shorten, whole_number)
+from rules.core import (GameConfig, Notice, Pending, Refused, RoundResult, load_state, lookup, notice,
+                        pending_choice, save_state, seat_map, seat_of, shorten, whole_number)
 from rules.events import Card, Shuffle, Stop, Target
 
 DECK = DECKS["flip7"]
 LABELS = DECK.labels
 CARD_ID = {label: i for i, label in enumerate(LABELS)}
+COPIES = tuple(DECK.copies[label] for label in LABELS)    # of each card id in one deck
 HIGHEST_NUMBER = 12                      # ids 0..12 are the numbers, id == value
 X2 = CARD_ID["x2"]
 FREEZE = CARD_ID["freeze"]
@@ -87,6 +88,7 @@ class FlipTableState:
     DECK = DECK
     LABELS = LABELS
     CARD_ID = CARD_ID
+    COPIES = COPIES
     _OPTION_FIELDS: tuple[str, ...]      # set from the options, saved
     _PLAYER_FIELDS: tuple[str, ...]      # flat per-player lists reset every round
     _ROUND_FIELDS: tuple[str, ...] = ()  # other per-round values of the game
@@ -117,7 +119,7 @@ class FlipTableState:
         self._settle([])
 
     def full_deck(self) -> list[int]:
-        return [self.DECK.copies[label] * self.decks for label in self.LABELS]
+        return [copies * self.decks for copies in self.COPIES]
 
     # ---- round set-up -------------------------------------------------------------------
     def _start_round(self, dealer: int) -> None:
@@ -180,10 +182,18 @@ class FlipTableState:
         return self._score(self.turn_index) if self.turn_index >= 0 else 0
 
     def stop_allowed(self) -> bool:
-        if self.choice is None and not (self.over or self.stack):
-            # the common cases: a turn, or the deal reaching a player who already holds cards
-            return not self.dealing or bool(self.cards[self.turn_index])
-        return self._stop_refusal(None) is None
+        return self.stop_score() is not None
+
+    def stop_score(self) -> int | None:
+        """What the player on turn banks by stopping now (their round score), or None when they
+        may not stop: stop_allowed() and turn_score() in one call, for a table deciding whether
+        to stop. (The same conditions as _stop_refusal(None), without building its sentences.)"""
+        if self.choice is not None or self.over or self.stack:
+            return None
+        p = self.turn_index
+        if self.dealing and not self.cards[p] or self._stop_forbidden(p) is not None:
+            return None
+        return self._score(p)
 
     def card_counts(self) -> dict[str, int]:
         counts, _ = self.effective_deck()
@@ -197,7 +207,8 @@ class FlipTableState:
 
     # ---- events ------------------------------------------------------------------------------
     def _player(self, name: str) -> int:
-        return seat_of(self.seat, name)
+        seat = self.seat.get(name)          # (the name as written: the common case, without calls)
+        return seat if seat is not None else seat_of(self.seat, name)
 
     def _refuse_if_waiting(self, what: str) -> None:
         if self.over:
@@ -276,12 +287,15 @@ class FlipTableState:
         return None
 
     def _stop(self, event: Stop) -> list[Notice]:
-        refusal = self._stop_refusal(event.player)
-        if refusal:
-            raise Refused(refusal)
+        score = self.stop_score() if event.player is None else None
+        if score is None:                   # refused, or the player named: the long way, with its reasons
+            refusal = self._stop_refusal(event.player)
+            if refusal:
+                raise Refused(refusal)
+            score = self._score(self.turn_index)
         p = self.turn_index
         self.standing[p] = STOPPED
-        notices = [Notice("stop", self.players[p], self._score(p))]
+        notices = [notice("stop", self.players[p], score)]
         self.advance = True
         self._settle(notices)
         return notices
@@ -303,7 +317,7 @@ class FlipTableState:
             discard[i] = 0
         self.deck_left += self.discard_left
         self.discard_left = 0
-        notices.append(Notice("shuffled", None, self.deck_left))
+        notices.append(notice("shuffled", None, self.deck_left))
 
     def _to_discard(self, cid: int) -> None:
         self.discard[cid] += 1
@@ -376,37 +390,36 @@ class FlipTableState:
 
     def _end_round(self, notices: list[Notice]) -> None:
         self.round_ended = False
-        n = len(self.players)
+        players, totals = self.players, self.totals
         scores = self._round_scores()
-        for i in range(n):
-            self.totals[i] += scores[i]
+        for i, score in enumerate(scores):
+            totals[i] += score
         result = RoundResult(
-            self.round, self.players[self.dealer_index],
-            {self.players[i]: scores[i] for i in range(n)},
-            self.players[self.flip7] if self.flip7 >= 0 else None,
-            tuple(self.players[i] for i in range(n) if self.standing[i] == BUSTED))
+            self.round, players[self.dealer_index], dict(zip(players, scores)),
+            players[self.flip7] if self.flip7 >= 0 else None,
+            tuple([name for name, standing in zip(players, self.standing) if standing == BUSTED]))
         self.results.append(result)
         notices.append(Notice("round_over", None, result))
-        # set-aside cards still waiting (a Flip 7 ended the round) go to the discard pile
-        for frame in self.stack:
-            for cid in self._frame_cards(frame):
-                self._to_discard(cid)
-        self.stack = []
+        if self.stack:
+            # set-aside cards still waiting (a Flip 7 ended the round) go to the discard pile
+            for frame in self.stack:
+                for cid in self._frame_cards(frame):
+                    self._to_discard(cid)
+            self.stack = []
         self.choice = None
-        best = max(self.totals)
-        leaders = [i for i in range(n) if self.totals[i] == best]
-        if best >= WINNING_TOTAL and len(leaders) == 1:
+        best = max(totals)
+        if best >= WINNING_TOTAL and totals.count(best) == 1:
             self.over = True
-            self.winner = leaders[0]
+            self.winner = totals.index(best)
             self.turn_index = -1
-            notices.append(Notice("game_over", self.players[self.winner]))
+            notices.append(notice("game_over", players[self.winner]))
             return
         discard = self.discard
         for row in self.cards:
             for cid in row:
                 discard[cid] += 1
             self.discard_left += len(row)
-        self._start_round((self.dealer_index + 1) % n)
+        self._start_round((self.dealer_index + 1) % len(players))
 
     def cards_everywhere(self) -> list[int]:
         """How many of each card are in the deck, the discard pile, in front of players, set aside
@@ -425,12 +438,25 @@ class FlipTableState:
 
     # ---- copying and saving ---------------------------------------------------------------
     def clone(self):
-        twin = copy.copy(self)
-        for name in ("deck", "discard", "totals", "standing") + self._PLAYER_FIELDS:
-            setattr(twin, name, list(getattr(self, name)))
-        twin.cards = [list(r) for r in self.cards]
-        twin.results = list(self.results)
-        twin.stack = copy.deepcopy(self.stack)
+        """A copy that shares nothing the game changes in place: every field, the lists copied
+        (names, round results and a pending choice are replaced, never changed, so they are
+        shared). Field by field: copy.copy is several times slower, and a match copies its
+        state for undo, the advice one copy per card label."""
+        twin = type(self).__new__(type(self))
+        twin.players, twin.seat, twin.results = self.players, self.seat, self.results[:]
+        twin.deck, twin.deck_left = self.deck[:], self.deck_left
+        twin.discard, twin.discard_left = self.discard[:], self.discard_left
+        twin.totals, twin.round, twin.dealer_index = self.totals[:], self.round, self.dealer_index
+        twin.over, twin.winner = self.over, self.winner
+        twin.cards, twin.standing = [row[:] for row in self.cards], self.standing[:]
+        twin.dealing, twin.deal_pos = self.dealing, self.deal_pos
+        twin.turn_owner, twin.advance, twin.turn_index = self.turn_owner, self.advance, self.turn_index
+        twin.stack = copy.deepcopy(self.stack) if self.stack else []
+        twin.choice, twin.flip7, twin.round_ended = self.choice, self.flip7, self.round_ended
+        for name in self._OPTION_FIELDS + self._ROUND_FIELDS:      # the game's own values (decks too)
+            setattr(twin, name, getattr(self, name))
+        for name in self._PLAYER_FIELDS:
+            setattr(twin, name, getattr(self, name)[:])
         return twin
 
     @classmethod
@@ -512,7 +538,8 @@ class Flip7State(FlipTableState):
         if self.choice is None:
             return None
         purpose, by, options, card, _ = self.choice
-        return Pending("target", self.players[by], tuple(self.players[i] for i in options), LABELS[card])
+        names = self.players
+        return pending_choice("target", names[by], tuple([names[i] for i in options]), LABELS[card])
 
     def bust_odds(self, player: str | None = None) -> float | None:
         """Chance that the next card busts the player on turn (or `player`, were it theirs); 0
@@ -553,6 +580,16 @@ class Flip7State(FlipTableState):
         total = self.number_sum[player] * (2 if self.doubled[player] else 1) + self.plus[player]
         return total + (FLIP7_BONUS if self.flip7 == player else 0)
 
+    def stop_score(self) -> int | None:
+        # FlipTableState.stop_score without its two calls (a random table asks before every card):
+        # Flip 7 forbids no stop, and the player on turn is neither busted nor has made a Flip 7
+        # (the round would be over), so their score is _score's sum.
+        if self.choice is None and not (self.over or self.stack):
+            p = self.turn_index
+            if not self.dealing or self.cards[p]:
+                return self.number_sum[p] * (2 if self.doubled[p] else 1) + self.plus[p]
+        return None
+
     # ---- events ------------------------------------------------------------------------------
     def apply(self, event) -> list[Notice]:
         kind = type(event)
@@ -567,50 +604,84 @@ class Flip7State(FlipTableState):
         raise Refused(f"{_event_word(event)} is not an event of Flip 7")
 
     def _card(self, event: Card) -> list[Notice]:
-        # The most common event inlined: a number the player on turn (or being dealt to) does
-        # not hold yet, turned from the deck (no choice or Flip Three open, not their seventh);
-        # checked whole before anything changes. It ends as the general path ends it (that
-        # path's _receive and _settle): the card in their row, the turn or the deal on to the
-        # next player still in. Anything else takes the general path.
-        cid = CARD_ID.get(event.label, HIGHEST_NUMBER + 1)
-        if (cid <= HIGHEST_NUMBER and event.to is None and self.choice is None and self.deck_left
-                and not (self.over or self.stack or self.round_ended)):
-            p = self.turn_index
+        # The common cards inlined: a number, +N or x2 turned from the deck for the player on turn
+        # (or being dealt to), with no choice or Flip Three open; checked whole before anything
+        # changes. Each ends as the general path (_receive, then _settle) ends it: a number they
+        # hold busts them (without a Second Chance); a new number (not their seventh) or a
+        # modifier joins their row and the turn or the deal moves on to the next player still in;
+        # a Freeze or Flip Three with two players or more still in waits for its target (the turn
+        # moves on once it is played). Anything else takes the general path.
+        try:
+            cid = CARD_ID[event.label]
+        except KeyError:                    # not a card of this deck: refused by the general path
+            return FlipTableState._card(self, event)
+        if not (event.to is None and self.choice is None and self.deck_left
+                and not (self.over or self.stack or self.round_ended) and self.deck[cid]):
+            return FlipTableState._card(self, event)
+        p = self.turn_index
+        if cid <= HIGHEST_NUMBER:
             bit = 1 << cid
             numbers = self.numbers
-            deck = self.deck
-            if deck[cid] and not numbers[p] & bit and self.distinct[p] < FLIP7_COUNT - 1:
-                deck[cid] -= 1
+            if numbers[p] & bit:
+                if self.has_second_chance[p]:
+                    return FlipTableState._card(self, event)
+                self.deck[cid] -= 1
                 self.deck_left -= 1
-                numbers[p] |= bit
-                self.number_sum[p] += cid
                 self.cards[p].append(cid)
-                self.distinct[p] += 1
-                if self.deck_left or self.discard_left:     # (the player on turn is still in)
-                    standing = self.standing
-                    n = len(standing)
-                    if self.dealing:
-                        first = self.dealer_index + 1
-                        pos = self.deal_pos + 1
-                        while pos < n and standing[(first + pos) % n] != ACTIVE:
-                            pos += 1
-                        self.deal_pos = pos
-                        if pos < n:
-                            self.turn_index = (first + pos) % n
-                            return []
-                        self.dealing = False
-                        i = first % n
-                    else:
-                        i = (self.turn_owner + 1) % n
-                    while standing[i] != ACTIVE:
-                        i = (i + 1) % n
-                    self.turn_index = self.turn_owner = i
-                    return []
-                notices: list[Notice] = []
+                self.standing[p] = BUSTED
+                notices = [notice("bust", self.players[p], LABELS[cid])]
                 self.advance = True
                 self._settle(notices)
                 return notices
-        return FlipTableState._card(self, event)
+            if self.distinct[p] == FLIP7_COUNT - 1:
+                return FlipTableState._card(self, event)
+            numbers[p] |= bit
+            self.number_sum[p] += cid
+            self.distinct[p] += 1
+        elif cid == X2:
+            self.doubled[p] = True
+        elif cid in PLUS_VALUE:
+            self.plus[p] += PLUS_VALUE[cid]
+        elif cid == FREEZE or cid == FLIP_THREE:
+            options = self._active()
+            if len(options) < 2:
+                return FlipTableState._card(self, event)
+            self.deck[cid] -= 1
+            self.deck_left -= 1
+            self.choice = (ACTION, p, tuple(options), cid, p)
+            self.advance = True
+            self.turn_index = -1
+            return []
+        else:
+            return FlipTableState._card(self, event)
+        # p, still in, keeps the card; the turn or the deal moves on
+        self.deck[cid] -= 1
+        self.deck_left -= 1
+        self.cards[p].append(cid)
+        if self.deck_left or self.discard_left:     # (p is still in: someone is)
+            standing = self.standing
+            n = len(standing)
+            if self.dealing:
+                first = self.dealer_index + 1
+                pos = self.deal_pos + 1
+                while pos < n and standing[(first + pos) % n] != ACTIVE:
+                    pos += 1
+                self.deal_pos = pos
+                if pos < n:
+                    self.turn_index = (first + pos) % n
+                    return []
+                self.dealing = False
+                i = first % n
+            else:
+                i = (self.turn_owner + 1) % n
+            while standing[i] != ACTIVE:
+                i = (i + 1) % n
+            self.turn_index = self.turn_owner = i
+            return []
+        notices = []
+        self.advance = True
+        self._settle(notices)
+        return notices
 
     def _waiting_reason(self) -> str:
         purpose, by, _, card, _ = self.choice
@@ -656,11 +727,11 @@ class Flip7State(FlipTableState):
                     self.cards[p].remove(SECOND_CHANCE)
                     self._to_discard(SECOND_CHANCE)
                     self._to_discard(cid)
-                    notices.append(Notice("second_chance_used", self.players[p], LABELS[cid]))
+                    notices.append(notice("second_chance_used", self.players[p], LABELS[cid]))
                 else:
                     self.cards[p].append(cid)
                     self.standing[p] = BUSTED
-                    notices.append(Notice("bust", self.players[p], LABELS[cid]))
+                    notices.append(notice("bust", self.players[p], LABELS[cid]))
                 return
             numbers[p] |= bit
             self.number_sum[p] += cid
@@ -669,7 +740,7 @@ class Flip7State(FlipTableState):
             if self.distinct[p] == FLIP7_COUNT:
                 self.flip7 = p
                 self.round_ended = True
-                notices.append(Notice("flip7", self.players[p]))
+                notices.append(notice("flip7", self.players[p]))
         elif cid == SECOND_CHANCE:
             if not self.has_second_chance[p]:
                 self.has_second_chance[p] = True
@@ -695,7 +766,7 @@ class Flip7State(FlipTableState):
             self.choice = (purpose, by, tuple(options), cid, by)
         elif not options:
             self._to_discard(cid)
-            notices.append(Notice("discarded", self.players[by], LABELS[cid]))
+            notices.append(notice("discarded", self.players[by], LABELS[cid]))
         elif purpose == ACTION:
             self._play_action(cid, options[0], notices)
         else:
@@ -704,16 +775,16 @@ class Flip7State(FlipTableState):
     def _give_second_chance(self, p: int, notices: list[Notice]) -> None:
         self.has_second_chance[p] = True
         self.cards[p].append(SECOND_CHANCE)
-        notices.append(Notice("second_chance_given", self.players[p]))
+        notices.append(notice("second_chance_given", self.players[p]))
 
     def _play_action(self, cid: int, target: int, notices: list[Notice]) -> None:
         self.cards[target].append(cid)
         if cid == FREEZE:
             self.standing[target] = FROZEN
-            notices.append(Notice("freeze", self.players[target], self._score(target)))
+            notices.append(notice("freeze", self.players[target], self._score(target)))
         else:
             self.stack.append(["flip", target, FLIP_THREE_CARDS, []])
-            notices.append(Notice("flip_three", self.players[target]))
+            notices.append(notice("flip_three", self.players[target]))
 
     def _after_flip(self, frame: list, notices: list[Notice]) -> None:
         _, target, _, set_aside = frame
@@ -726,7 +797,7 @@ class Flip7State(FlipTableState):
         if not options:
             for cid in set_aside:
                 self._to_discard(cid)
-                notices.append(Notice("discarded", self.players[target], LABELS[cid]))
+                notices.append(notice("discarded", self.players[target], LABELS[cid]))
             return
         # [kind, chooser, [[card, target]...], next to choose, next to play, options]
         self.stack.append(["set_aside", target, [[cid, -1] for cid in set_aside], 0, 0, options])
@@ -751,7 +822,7 @@ class Flip7State(FlipTableState):
             self._play_action(cid, target, notices)
         else:
             self._to_discard(cid)
-            notices.append(Notice("discarded", self.players[target], LABELS[cid]))
+            notices.append(notice("discarded", self.players[target], LABELS[cid]))
 
     def _frame_cards(self, frame: list) -> list[int]:
         return frame[3] if frame[0] == "flip" else [c for c, _ in frame[2][frame[4]:]]

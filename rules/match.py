@@ -29,12 +29,19 @@ UNDO_STEP = 16             # what an undo folds again is checkpointed this often
 RECENT = 4                 # checkpoints of CHECKPOINT_EVERY kept whatever their age
 
 
+_ENGINE_CLASSES: dict[str, type] = {}    # game id -> its engine class, once imported
+
+
 def engine_class(game: str):
-    module_name, _, class_name = ENGINES[game].partition(":")
-    try:
-        return getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError):
-        raise ValueError(f"the game {game} is not supported yet") from None
+    cls = _ENGINE_CLASSES.get(game)
+    if cls is None:
+        module_name, _, class_name = ENGINES[game].partition(":")
+        try:
+            cls = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError):
+            raise ValueError(f"the game {game} is not supported yet") from None
+        _ENGINE_CLASSES[game] = cls
+    return cls
 
 
 def new_state(config: GameConfig):
@@ -43,14 +50,17 @@ def new_state(config: GameConfig):
 
 
 class Match:
-    __slots__ = ("config", "state", "events", "version", "_checkpoints")
+    __slots__ = ("config", "state", "events", "_undos", "_checkpoints")
 
     def __init__(self, config: GameConfig):
         self.config = config
         self.state = new_state(config)
         self.events: list = []
-        self.version = 0        # counts changes (applies and undos): a view of the state is stale when it moves
-        self._checkpoints = {0: self.state.clone()}     # event count -> state before those events
+        self._undos = 0
+        # event count -> the state before those events; the one before any event is None: it is
+        # new_state(config), made again if an undo goes back that far rather than copied at the
+        # start of every match
+        self._checkpoints: dict[int, Any] = {0: None}
 
     @classmethod
     def replay(cls, config: GameConfig, events: Iterable) -> "Match":
@@ -63,7 +73,6 @@ class Match:
     def apply(self, event) -> list[Notice]:
         """Apply one event; on Refused the match is exactly as it was."""
         notices = self.state.apply(event)
-        self.version += 1
         events = self.events
         events.append(event)
         if not len(events) % CHECKPOINT_EVERY:
@@ -88,14 +97,22 @@ class Match:
         for count in [c for c in self._checkpoints if c > n]:
             del self._checkpoints[count]
         start = max(self._checkpoints)
-        state = self._checkpoints[start].clone()
+        checkpoint = self._checkpoints[start]
+        state = checkpoint.clone() if checkpoint is not None else new_state(self.config)
         for count in range(start + 1, n + 1):
             state.apply(self.events[count - 1])
             if not (count - start) % UNDO_STEP and count < n:
                 self._checkpoints[count] = state.clone()
         self.state = state
-        self.version += 1
+        self._undos += 1
         return undone
+
+    @property
+    def version(self) -> int:
+        """Counts changes (applies and undos): a view of the state is stale when it moves. Each
+        apply adds an event, each undo takes one away and counts itself twice; so no counting
+        when an event is applied."""
+        return len(self.events) + 2 * self._undos
 
     # ---- what the table sees -------------------------------------------------------------
     @property

@@ -4,6 +4,7 @@ legal choices. The property tests and the benchmark drive every engine through t
 from __future__ import annotations
 
 import random
+from itertools import repeat, starmap
 
 from rules.core import GameConfig
 from rules import uno_flip as uno
@@ -16,6 +17,7 @@ STOP = Stop()
 PASS = Pass()
 DRAW_ONE = Draw()
 CARDS: dict[str, Card] = {}             # events are immutable values: one per label serves every draw
+TARGETS: dict[str, Target] = {}         # and one per name every choice of that player
 
 
 class RandomTable:
@@ -35,16 +37,21 @@ class RandomTable:
                 if count:
                     card = CARDS.get(label) or CARDS.setdefault(label, Card(label))
                     pile += [card] * count
-            shuffle_key = self.rng.random       # sorting by random keys: a uniform shuffle, cheaper than shuffle()
-            self.pile = sorted(pile, key=lambda _: shuffle_key())
+            # Sorting by random keys: a uniform shuffle, cheaper than shuffle(). Keys drawn, positions
+            # sorted and cards picked all by builtins (starmap, map): no Python step per card.
+            keys = list(starmap(self.rng.random, repeat((), len(pile))))
+            self.pile = list(map(pile.__getitem__, sorted(range(len(pile)), key=keys.__getitem__)))
         return self.pile.pop()
 
     def next_event(self, state):
-        pending = state.pending
-        if pending is not None:
-            return answer(pending.kind, self.rng.choice(pending.options))
-        if state.stop_allowed() and (state.turn_score() >= self.greed or self.rng.random() < 0.05):
-            return STOP
+        score = state.stop_score()      # None while a choice waits, and whenever stopping is refused
+        if score is not None:
+            if score >= self.greed or self.rng.random() < 0.05:
+                return STOP
+        elif state.turn_index < 0:      # nobody on turn: a choice waits (or the game is over)
+            pending = state.pending
+            if pending is not None:
+                return answer(pending.kind, self.rng.choice(pending.options))
         pile = self.pile
         return pile.pop() if pile else self.next_card(state)     # (the common case without a call)
 
@@ -54,7 +61,7 @@ def answer(kind: str, option):
     a name (target), [name, label] (card), [[name, label], [name, label]] (swap), "bonus" or
     "penalize NAME" (flip7)."""
     if kind == "target":
-        return Target(option)
+        return TARGETS.get(option) or TARGETS.setdefault(option, Target(option))
     if kind == "card":
         return Take(option[0], option[1])
     if kind == "swap":

@@ -246,6 +246,9 @@ class UnoFlipState:
     def stop_allowed(self) -> bool:
         return False
 
+    def stop_score(self) -> None:
+        return None
+
     def card_counts(self) -> dict[str, int]:
         """Faces of the side in play not known to be on the pile or set aside: what the draw pile
         and the hands may hold."""

@@ -44,13 +44,14 @@ from __future__ import annotations
 from functools import lru_cache
 
 from rules.cards import DECKS
-from rules.core import Notice, Pending, Refused
+from rules.core import Notice, Pending, Refused, notice
 from rules.events import Bonus, Card, Penalize, Shuffle, Stop, SwapCards, Take, Target
 from rules.flip7 import BUSTED, FLIP7_BONUS, FLIP7_COUNT, STOPPED, FlipTableState, _event_word, parse_decks
 
 DECK = DECKS["flip7-vengeance"]
 LABELS = DECK.labels
 CARD_ID = {label: i for i, label in enumerate(LABELS)}
+COPIES = tuple(DECK.copies[label] for label in LABELS)    # of each card id in one deck
 N_CARDS = len(LABELS)
 ZERO = CARD_ID["zero"]
 UNLUCKY_7 = CARD_ID["unlucky-7"]
@@ -108,6 +109,7 @@ class VengeanceState(FlipTableState):
     DECK = DECK
     LABELS = LABELS
     CARD_ID = CARD_ID
+    COPIES = COPIES
     _OPTION_FIELDS = ("decks",)
     _PLAYER_FIELDS = ("numbers", "count", "number_sum", "thirteens", "lucky", "zero", "minus", "halves")
     _ROUND_FIELDS = ("flip7_choice",)
@@ -143,9 +145,6 @@ class VengeanceState(FlipTableState):
         else:
             shown = ("bonus",) + tuple(f"penalize {names[i]}" for i in options)
         return Pending(purpose, names[by], shown, LABELS[cid] if cid is not None else None)
-
-    def stop_allowed(self) -> bool:
-        return self._stop_refusal(None) is None
 
     def _stop_forbidden(self, player: int) -> str | None:
         if self.zero[player]:
@@ -293,10 +292,10 @@ class VengeanceState(FlipTableState):
             if chosen == by:
                 raise Refused(f"{self.players[by]} cannot penalize themselves: take the bonus or name another player")
             self.flip7_choice = chosen
-            notices.append(Notice("penalized", self.players[chosen], -FLIP7_BONUS))
+            notices.append(notice("penalized", self.players[chosen], -FLIP7_BONUS))
         else:
             self.flip7_choice = BONUS
-            notices.append(Notice("bonus", self.players[by], FLIP7_BONUS))
+            notices.append(notice("bonus", self.players[by], FLIP7_BONUS))
         self.choice = None
         self._settle(notices)
         return notices
@@ -320,7 +319,7 @@ class VengeanceState(FlipTableState):
                 for card in self.stack[-1][3]:
                     self._to_discard(card)
                 self.stack[-1][3].clear()
-            notices.append(Notice("unlucky_7", name, len(self.cards[p])))
+            notices.append(notice("unlucky_7", name, len(self.cards[p])))
             self.cards[p] = [cid]
             self._recount(p)
             return
@@ -328,7 +327,7 @@ class VengeanceState(FlipTableState):
         if _busts(cid, self.numbers[p], self.thirteens[p], self.lucky[p]):
             self.cards[p].append(cid)
             self.standing[p] = BUSTED
-            notices.append(Notice("bust", name, LABELS[cid]))
+            notices.append(notice("bust", name, LABELS[cid]))
             return
         self.cards[p].append(cid)
         self.numbers[p] |= 1 << value
@@ -343,7 +342,7 @@ class VengeanceState(FlipTableState):
         if self.count[p] >= FLIP7_COUNT and self.flip7 < 0:
             self.flip7 = p
             self.round_ended = True
-            notices.append(Notice("flip7", name))
+            notices.append(notice("flip7", name))
 
     def _place_malus(self, p: int, cid: int) -> None:
         self.cards[p].append(cid)
@@ -419,7 +418,7 @@ class VengeanceState(FlipTableState):
             self.choice = [purpose, by, options, cid]
         elif not answers:
             self._to_discard(cid)
-            notices.append(Notice("discarded", self.players[by], LABELS[cid]))
+            notices.append(notice("discarded", self.players[by], LABELS[cid]))
         elif purpose == KIND_TARGET:
             self._give(by, cid, answers[0], notices)
         elif purpose == KIND_CARD:
@@ -433,34 +432,34 @@ class VengeanceState(FlipTableState):
         name = self.players[target]
         if IS_MALUS[cid]:
             self._place_malus(target, cid)
-            notices.append(Notice("malus", name, LABELS[cid]))
+            notices.append(notice("malus", name, LABELS[cid]))
             return
         self._to_discard(cid)                       # actions are discarded after use
         if cid == JUST_ONE_MORE:
             # skipped by the dealer from now on, as if stopped — after the one card it deals
             self.standing[target] = STOPPED
             self.stack.append(["flip", target, 1, [], cid])
-            notices.append(Notice("just_one_more", name))
+            notices.append(notice("just_one_more", name))
         else:
             self.stack.append(["flip", target, FLIP_FOUR_CARDS, [], cid])
-            notices.append(Notice("flip_four", name))
+            notices.append(notice("flip_four", name))
 
     def _take(self, by: int, cid: int, p: int, card: int, notices: list[Notice]) -> None:
         """Steal (p's card into by's row, as if dealt) or Discard (p's card to the discard pile)."""
         self._to_discard(cid)
         self._remove(p, card)
         if cid == STEAL:
-            notices.append(Notice("stolen", self.players[p], LABELS[card]))
+            notices.append(notice("stolen", self.players[p], LABELS[card]))
             self._take_in(by, card, notices)
         else:
             self._to_discard(card)
-            notices.append(Notice("discarded", self.players[p], LABELS[card]))
+            notices.append(notice("discarded", self.players[p], LABELS[card]))
 
     def _swap(self, by: int, a: int, card_a: int, b: int, card_b: int, notices: list[Notice]) -> None:
         self._to_discard(SWAP)
         self._remove(a, card_a)
         self._remove(b, card_b)
-        notices.append(Notice("swapped", None, ((self.players[a], LABELS[card_a]), (self.players[b], LABELS[card_b]))))
+        notices.append(notice("swapped", None, ((self.players[a], LABELS[card_a]), (self.players[b], LABELS[card_b]))))
         # the order of the two receipts cannot matter: one swap cannot bring both to seven numbers
         self._take_in(a, card_b, notices)
         self._take_in(b, card_a, notices)
@@ -489,7 +488,7 @@ class VengeanceState(FlipTableState):
     def _discard_all(self, player: int, cards: list[int], notices: list[Notice]) -> None:
         for cid in cards:
             self._to_discard(cid)
-            notices.append(Notice("discarded", self.players[player], LABELS[cid]))
+            notices.append(notice("discarded", self.players[player], LABELS[cid]))
 
     def _frame_cards(self, frame: list) -> list[int]:
         return frame[3] if frame[0] == "flip" else frame[2][frame[3]:]
