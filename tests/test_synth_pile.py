@@ -26,10 +26,26 @@ def test_pile_turned_pile_and_a_hand_laid_out():
     (["red-1"], ["apart"]),
     (["red-1", "red-2"], ["pile", "on-top"]),    # no such landing
     (["red-1", "red-2"], ["pile"]),              # one per label
+    (["red-1"], ["square"]),                     # "square" only on a pile
+    (["red-1", "red-1"], ["new-apart", "square"]),
 ])
 def test_landings_refused(labels, landings):
     with pytest.raises(ValueError):
         make_deal_video(np.random.default_rng(0), labels, deck="uno-flip", landings=landings)
+
+
+def test_a_card_laid_square_covers_the_top_card_of_the_pile_exactly():
+    """"square": the twin lands where the top card lies (after a nudge, where it lies now): the
+    still picture after it is the one before, but for the camera's noise and a shadow's rim."""
+    labels, landings = ["red-1", "red-4", "red-4"], ["pile", "pile", "square"]
+    video = make_deal_video(np.random.default_rng(1), labels, deck="uno-flip", landings=landings,
+                            p_pass=0.0, p_nudge=1.0)
+    assert [n["kind"] for n in video.notes] == ["place", "nudge", "place", "nudge", "place"]
+    lying = video.frames.lying(video.events[2].frame_index)
+    assert [c.label for c in lying] == labels and np.array_equal(lying[-1].quad, lying[-2].quad)
+    before = video.frames[video.notes[-1]["start"] - 1].astype(int)     # still, the twin nudged
+    after = video.frames[len(video.frames) - 1].astype(int)
+    assert np.mean(np.abs(before - after).max(axis=2) > 18) < 0.005     # (measured: 0.0016)
 
 
 def test_flip7_deal_unchanged():

@@ -202,6 +202,29 @@ class Clip:
         self._reach(tip1, tip1 + [0, 400], 5, "bottom")
         self.still()
 
+    def pick_up_and_put_back(self, index: int, lift, side: str = "bottom") -> None:
+        """A hand picks a lying card up, carries it by `lift` (a shift, frame pixels) and lays it
+        back exactly where it lay: no new card."""
+        label, q0 = self.lying.pop(index)
+        q1 = (q0 + np.asarray(lift, np.float32)).astype(np.float32)
+        tip0 = (q0[2] + q0[3]) / 2
+        self._reach(tip0 + [0, 400], tip0, 5, side)
+        self._carry(label, q0, q1, 5, side)
+        self._carry(label, q1, q0, 5, side)
+        self.lying.append((label, q0))
+        self._reach(tip0, tip0 + [0, 400], 5, side)
+        self.still()
+
+    def carry_over(self, label: str, quad: np.ndarray, side: str = "bottom") -> None:
+        """A hand carries a card in from a border, over `quad` (on the way: no stop) and out at the
+        opposite border, never laying it: no new card."""
+        w, h = self.size
+        enter = {"bottom": np.array([0, h], np.float32), "top": np.array([0, -h], np.float32),
+                 "left": np.array([-w, 0], np.float32), "right": np.array([w, 0], np.float32)}[side]
+        self._carry(label, quad + enter, quad, 8, side)
+        self._carry(label, quad, quad - enter, 8, side)
+        self.still()
+
     def slide_away(self, index: int, side: str = "left") -> None:
         """The dealer slides a lying card out of the picture to a player: no new card."""
         w, h = self.size

@@ -4,25 +4,29 @@ Most frames must cost almost nothing, and a card must count once however it arri
 another, laid square on its twin, pushed, with a hand passing over it), so `PlacementDetector` does
 little until the picture has changed and is still again; then it locates cards only where it
 changed, reads them (vision.reading) and lets the zone (vision.zone) explain the change: which
-known cards stayed, went or moved, and which are new. A new card is a `Placement`, or `Unsure` when
-the classifier will not name it, never a guess. Nothing here knows any game: labels are opaque
-strings.
+known cards stayed, went or moved, and which are new. Where the still pictures cannot tell (a card
+laid square on its identical twin leaves the picture as it was, or changed as by a push), the
+frames of motion, kept while the picture moves, are asked whether a copy of the card was carried in
+beside it and laid there (vision.carried). A new card is a `Placement`, or `Unsure` when the
+classifier will not name it, never a guess. Nothing here knows any game: labels are opaque strings.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import deque
 from dataclasses import dataclass
 
 import cv2
 import numpy as np
 
+from vision.carried import laid_on_twin, sightings
 from vision.classifier import NOT_SURE, Prediction
 from vision.geometry import CARD_ASPECT, intersection_area, quad_area, quad_aspect, quad_iou
 from vision.light import burnt_out, light_change, relight
 from vision.locate import locate_candidates
 from vision.reading import read_again, read_probabilities
-from vision.zone import Zone, ZoneCard, search
+from vision.zone import CLASH_IOU, Zone, ZoneCard, search
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,9 @@ class PlacementDetector:
       unchanged for early_frames frames (default 1: the same in two frames in a row) with
       nothing moving over it, beside a hand still withdrawing, is located and, if the model names
       it beyond doubt, reported at once (the table sees it as the hand leaves); the zone takes it in
-      when the picture is still (below: a new card found there is that card, reported already);
+      when the picture is still (below: a new card found there is that card, reported already).
+      Every frame's shrunk colour copy is kept until the picture is still again (the frames of
+      motion, at most MOTION_FRAMES: nothing is done with them unless a still picture is in doubt);
     - settled: the frame is compared with the last stable one (colour, 160x120); cards are
       located only around where it changed, with the change itself as a hint: first in a narrow
       margin around it, and in a wide one when that does not account for the change. If part of the
@@ -95,7 +101,8 @@ class PlacementDetector:
       outline. Each card found where the picture changed is classified, upright and turned half
       round; one the model will not name is outlined again by the pictures of the cards lying by (a
       part of its picture may have been outlined) and read there, and one it is not sure of by a
-      picture of the label it leaned to (its outline may be a little off);
+      picture of the label it leaned to (its outline may be a little off). If nothing changed (a
+      hand passed; or a card was laid square on its twin, pixel for pixel), see below;
     - then the change is explained (vision.zone): the zone holds the table and every card known to
       lie on it, bottom up, each with the picture it showed when it was laid. Each explanation —
       which known cards stayed, went (slid away) or moved (pushed: to an outline found now, or to
@@ -108,8 +115,14 @@ class PlacementDetector:
       tells these from a new card where rules about outlines cannot. A new card is a `Placement`, or
       `Unsure` when the classifier will not name it, not even at a second look (vision.reading:
       outlines a little off the located one); a card asked about that the model names later where it
-      lies is a `Placement` then (it counts once). The explaining is done at the next frame's call,
-      from the settled frame's picture: a placement's work is shared by two frames (see `feed`).
+      lies is a `Placement` then (it counts once). Two cases the drawing cannot tell are asked of
+      the frames of motion (vision.carried: was a copy of the card seen carried in beside it,
+      its twin lying there as before, and laid there?): a known card that fits where a card of
+      its own label is found now, pushed, or its twin laid a little off it (if a copy was laid
+      there, it was not pushed); and a change that comes to nothing (no card came, went or
+      moved), over a card nothing lies on (if a copy was laid there, its twin lies square on it).
+      The explaining is done at the next frame's call, from the settled frame's picture: a
+      placement's work is shared by two frames (see `feed`).
     Where overlapping quads compete (a card and half its picture), the best reading wins.
     """
 
@@ -150,6 +163,9 @@ class PlacementDetector:
         self._recent: list[np.ndarray] = []     # the last tiny frames while disturbed
         self._early_tried = 0                   # settled pixels at the last early look
         self._early_cards: list[_EarlyCard] = []  # cards reported early since the picture was last still
+        # The shrunk colour frames (frame index, picture) since the picture was last still: what a
+        # hand carried in (vision.carried) when the still picture is in doubt.
+        self._motion: deque = deque(maxlen=MOTION_FRAMES)
         self._mid_of = None                     # (frame, its shrunk colour copy): made once a frame
         self._owed = None                       # (frame, tiny, mid, index, burnt): a settled change to judge
         self.picture_version = getattr(self, "picture_version", 0) + 1   # moves when the cards known change
@@ -244,10 +260,12 @@ class PlacementDetector:
                 tiny, mid = self._relit(frame_bgr, gain)
                 changed = self._changed(tiny, self._ref_tiny)
         self.step = "watch"
+        if self.state == IDLE and changed <= self.change_pixels:
+            self.step = "idle"
+            return []
+        # (A new array each frame, the light's measure made it already: keeping it costs nothing.)
+        self._motion.append((frame_index, mid if gain is not None else self._mid(frame_bgr)))
         if self.state == IDLE:
-            if changed <= self.change_pixels:
-                self.step = "idle"
-                return []
             self.state, self._still, self._waited = DISTURBED, 0, 0
             self._prev_tiny = tiny
             self._recent, self._early_tried = [tiny], 0
@@ -301,9 +319,13 @@ class PlacementDetector:
         mid = self._mid(frame)
         mask = self._change_mask(mid)
         if cv2.countNonZero(mask) == 0:
+            # A hand passed, or the light changed a little; or a card was laid square on its
+            # twin, the very picture it showed (seen only while the hand moved, vision.carried).
             self.step = "settled"
-            self._accept(tiny, mid, self._zone.view(frame))     # a hand passed, or the light changed a little
-            return []
+            view = self._zone.view(frame)
+            events = self._twins_laid_square(frame, view, mid, frame_index, range(len(self._known)))
+            self._accept(tiny, mid, view)
+            return events
         cands = self._locate_changed(frame, mask)
         cands += self._laid_square_on_known(frame, mask, [q for q, _ in cands])
         if self._waited < self.max_hand_wait and self._something_else(mask, [q for q, _ in cands], frame.shape):
@@ -433,6 +455,9 @@ class PlacementDetector:
             if fitted is None:
                 fitted = zone.outline(view, self._ref_view, p.quad)
             outlines.append(fitted)
+        pushed = self._pushed_or_laid(frame, mid, poses, candidates, outlines)
+        candidates = [c for n, c in enumerate(candidates) if n not in pushed]
+        outlines = [q for n, q in enumerate(outlines) if n not in pushed]
         explanation = zone.explain(view, changed, touched, poses,
                                    [(q, self._reading_key(prediction, q)) for q, (p, prediction) in zip(outlines, candidates)])
         log.debug("frame %d: known %s; found %s; explained: gone %s, moved %s, new %s (misfit %.2f)", frame_index,
@@ -512,9 +537,97 @@ class PlacementDetector:
             else:
                 events.append(Unsure(frame_index, prediction.reason or NOT_SURE, outlines[c]))
             zone.add(view, outlines[c], prediction.label, prediction.leaning)
+        # A change that comes to nothing (no card came, went or moved: a hand passed, a card was
+        # pushed by a pixel) may be a card laid square on its twin, too near its picture for the
+        # still pictures to tell.
+        if not (events or explanation.new or explanation.gone or explanation.moved):
+            events += self._twins_laid_square(frame, view, mid, frame_index, range(len(zone.cards)))
         zone.update_table(view)
         self._accept(tiny, mid, view)
         return events
+
+    def _pushed_or_laid(self, frame, mid, poses, candidates, outlines) -> set[int]:
+        """A known card that may have been pushed to where a card of its own label is found now,
+        or had its twin laid there, a little off it: the sliver of it left showing is what a push
+        leaves too, so the still pictures hardly tell (and not at all when it lay square on its
+        twin: pushed off it, the twin shows beneath as a new card would leave it). The frames of
+        motion tell (vision.carried): if a copy of it was carried in beside it and laid there, it
+        was not pushed, and those poses are dropped from `poses` (the explanation weighs the card
+        found as new); if not, and it lay square on its twin, it was pushed: the candidates found
+        there are returned, not to be weighed as new cards."""
+        pushed = set()
+        for i, quads in poses.items():
+            k = self._known[i]
+            if k.guess is None:
+                continue
+            twins = [c for c, (_, prediction) in enumerate(candidates) if prediction.label == k.guess]
+            clash = {c: [n for n, q in enumerate(quads) if quad_iou(q, outlines[c]) >= CLASH_IOU] for c in twins}
+            clash = {c: ns for c, ns in clash.items() if ns}
+            if not clash:
+                continue
+            track = next((track for track in (self._copy_laid(frame, mid, outlines[c], k.quad) for c in clash)
+                          if track), None)
+            if track:
+                log.debug("%s at %s: a copy was carried in and laid by it, not it pushed: %s", k.guess,
+                          k.quad.mean(axis=0).round().tolist(), _track(track))
+                dropped = {n for ns in clash.values() for n in ns}
+                poses[i] = [q for n, q in enumerate(quads) if n not in dropped]
+            elif any(j.guess == k.guess and quad_iou(j.quad, k.quad) >= SQUARE_IOU for j in self._known[:i]):
+                log.debug("%s at %s, square on its twin: pushed, no copy was carried in", k.guess,
+                          k.quad.mean(axis=0).round().tolist())
+                pushed.update(clash)
+        return pushed
+
+    def _twins_laid_square(self, frame, view, mid, frame_index, which) -> list[VisionEvent]:
+        """Cards laid square on their twins among the known cards `which`: a card nothing lies on,
+        whose place the motion passed over (COVERED_IN_MOTION) and whose copy was carried in beside
+        it and laid there (vision.carried). Each is read where it lies and counted (a Placement, or
+        Unsure if the model will not name it), and lies on its twin in the zone from now on."""
+        events: list[VisionEvent] = []
+        covered = None
+        for i in list(which):
+            k = self._known[i]
+            if self._shown(i, frame.shape) < PUSHABLE_SHOWN:
+                continue
+            if covered is None:
+                covered = self._covered_in_motion()
+            if self._mask_share(covered, k.quad, frame.shape) < COVERED_IN_MOTION:
+                continue
+            track = self._copy_laid(frame, mid, k.quad, k.quad)
+            if not track:
+                continue
+            prediction = self.classifier.decide(self._probabilities(frame, [k.quad])[0])
+            log.debug("frame %d: %s laid square on its twin at %s (its copy seen carried in: %s)", frame_index,
+                      _said(prediction), k.quad.mean(axis=0).round().tolist(), _track(track))
+            if prediction.label is not None:
+                events.append(Placement(prediction.label, prediction.confidence, k.quad.copy(), frame_index))
+            else:
+                events.append(Unsure(frame_index, prediction.reason or NOT_SURE, k.quad.copy()))
+            # It lies on its twin showing the twin's picture (the still picture is as it was).
+            self._zone.cards.append(ZoneCard(k.quad.copy(), prediction.label, k.face.copy(), k.seen.copy(),
+                                             prediction.leaning, None if k.floor is None else k.floor.copy()))
+        return events
+
+    def _copy_laid(self, frame, mid, at, twin) -> list:
+        """Where the picture of the card lying at `at` in the shrunk settled frame `mid` was seen
+        away from its twin at `twin` in the frames of motion (vision.carried), if that is a copy
+        carried in and laid there; else []."""
+        track = sightings(list(self._motion), self._ref_mid, mid, at, twin, mid.shape[1] / frame.shape[1],
+                          self.pixel_threshold)
+        if track:
+            log.debug("the picture of the card at %s seen away from its twin at %s: %s",
+                      at.mean(axis=0).round().tolist(), twin.mean(axis=0).round().tolist(), _track(track))
+        # (The cards beneath the twin, a pile, are where a copy laid on it comes from too.)
+        lying = [k.quad for k in self._known if k.quad is not twin and _overlap(k.quad, twin) < 0.3]
+        return track if laid_on_twin(track, lying) else []
+
+    def _covered_in_motion(self) -> np.ndarray:
+        """Where the frames of motion differed from the still picture before (255), in any of
+        them: what the hand, and what it carried, passed over (shrunk frame size)."""
+        covered = np.zeros(self._ref_mid.shape[:2], np.uint8)
+        for _, moving in self._motion:
+            covered = cv2.bitwise_or(covered, self._changed_pixels(moving, self._ref_mid))
+        return covered
 
     def _outlined_by_pictures_here(self, frame, view, p, prediction):
         """(pending, prediction) for a card found that the model will not name where enough of
@@ -627,6 +740,7 @@ class PlacementDetector:
         and the zone's view of it: what the table showed before the next change)."""
         self._ref_tiny, self._ref_mid, self._ref_view = tiny, mid, view
         self.state, self._pending, self._mask, self._early_cards = IDLE, [], None, []
+        self._motion.clear()
         key = self._cards_key()
         if key != self._accepted_cards:
             self._accepted_cards = key
@@ -861,6 +975,13 @@ READ_MIN_CHANGE = 0.15
 # LAID_ON_OVERLAP (of the smaller), in a margin of LAID_ON_MARGIN card lengths round it, at an
 # outline of at least LAID_ON_IOU with its own.
 LAID_ON_CHANGE, LAID_ON_OVERLAP, LAID_ON_MARGIN, LAID_ON_IOU = 0.15, 0.05, 0.5, 0.7
+# A card nothing lies on whose place differed this much from the still picture before, over the
+# frames of motion, may have had its twin laid square on it (_twins_laid_square).
+COVERED_IN_MOTION = 0.2
+# A card lies square on its twin where their outlines overlap this much (IoU).
+SQUARE_IOU = 0.85
+# The frames of motion kept (_motion): 3 s at 15 frames a second.
+MOTION_FRAMES = 45
 # A card found that the model reads as no card is a new card only where this share of its place
 # changed (a card-shaped thing laid there: the table is asked to show it again).
 UNNAMED_NEW_CHANGE = 0.5
@@ -918,6 +1039,13 @@ def _is_early_card(early: ZoneCard, prediction: Prediction) -> bool:
     label. (Not named, it is taken for the early card, read beyond doubt: a card's own picture
     correlates too little between a frame with a hand leaving and the still one to tell.)"""
     return prediction.label is None or prediction.label == early.label
+
+
+def _track(track) -> str:
+    """Sightings (vision.carried) as the logs show them: frame, card lengths off, correlation,
+    "beside" where the twin showed beside it, "untouched" where nothing had touched it yet."""
+    return ", ".join(f"frame {s.frame_index} {s.distance:.2f} ({s.correlation:.2f}{' beside' if s.beside else ''}"
+                     f"{', untouched' if s.untouched else ''})" for s in track)
 
 
 def _said(prediction: Prediction) -> str:

@@ -691,15 +691,20 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
     "pile" on top of the pile in the middle of the zone (nothing slides away; the cards beneath
     stay in view); "new-pile" the same after the hand took the pile away (lifted whole and laid
     back turned over: this card now shows); "new-apart" after the hand took everything away, and
-    the "apart" cards after it: laid out on a grid, not touching (a hand shown to be read).
-    p_on_top, p_slide and p_repeat do not apply then.
+    the "apart" cards after it: laid out on a grid, not touching (a hand shown to be read);
+    "square" on the pile exactly where its top card lies, covering it pixel for pixel (a card laid
+    square on its twin leaves the still picture as it was). p_on_top, p_slide and p_repeat do not
+    apply then.
     """
+    piled = ("pile", "new-pile", "square")
     if landings is not None and (len(landings) != len(labels)
-                                 or set(landings) - {"pile", "apart", "new-pile", "new-apart"}
+                                 or set(landings) - {*piled, "apart", "new-apart"}
                                  or any(b == "apart" and a not in ("apart", "new-apart")
-                                        for a, b in zip(("new-pile", *landings), landings))):
-        raise ValueError("landings: one of pile, apart, new-pile, new-apart per label; apart only "
-                         "after new-apart or apart")
+                                        for a, b in zip(("new-pile", *landings), landings))
+                                 or any(b == "square" and a not in piled
+                                        for a, b in zip(("new-apart", *landings), landings))):
+        raise ValueError("landings: one of pile, apart, new-pile, new-apart, square per label; apart "
+                         "only after new-apart or apart, square only after pile, new-pile or square")
     w, h = size
     style = CardStyle.sample(rng, split)
     faces = {lab: face_source(lab) if face_source is not None else render_card(deck, lab, rng, style)
@@ -857,6 +862,8 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
             q_land, on_top = landing_quad()
         elif where.endswith("pile"):
             q_land, on_top = pile_quad(), any(k in in_pile for k in lying)
+        elif where == "square":
+            q_land, on_top = cards[lying[-1]].quad.copy(), True
         else:
             if where == "new-apart":
                 slot, run = 0, 1 + len(list(itertools.takewhile("apart".__eq__, landings[i + 1:])))
@@ -871,7 +878,7 @@ def make_deal_video(rng: np.random.Generator, labels: Sequence[str], deck: str =
         hand_path(start, wrist_land, n_in, (lab, q_start, q_land))
         cards.append(_Layer(lab, q_land))
         lying.append(len(cards) - 1)
-        if where is not None and where.endswith("pile"):
+        if where in piled:
             in_pile.add(len(cards) - 1)
         events.append(TrueEvent(len(plans), lab))
         leave = wrist_land + out * palm * 5
