@@ -118,10 +118,12 @@ def test_profile_round_trip(tmp_path, profile, monkeypatch):
     np.testing.assert_allclose(back.embeddings, profile.embeddings, rtol=1e-3, atol=1e-3)  # float16 on disk
     np.testing.assert_array_equal(back.sample_labels, profile.sample_labels)
     np.testing.assert_array_equal(back.inks, profile.inks)
-    # Every crop shown is kept as its picture, both ways up, for the picture check.
-    assert len(profile.pictures) == len(profile.picture_hues) == len(profile.picture_labels) == 2 * len(LABELS)
-    np.testing.assert_allclose(back.pictures, profile.pictures, atol=1e-3)   # float16 on disk
-    np.testing.assert_array_equal(back.picture_labels, profile.picture_labels)
+    # Every crop shown is kept as its template, both ways up (vision.card_templates; version 5 kept
+    # a smaller picture of each for its picture check, version 6 none).
+    assert len(profile.templates) == len(profile.template_inks) == len(profile.template_labels) == 2 * len(LABELS)
+    assert len(profile.pictures) == 0
+    np.testing.assert_array_equal(back.templates, profile.templates)
+    np.testing.assert_array_equal(back.template_labels, profile.template_labels)
     assert profile.inks.shape == (len(LABELS), INK_DIM) and np.allclose(np.linalg.norm(profile.inks, axis=1), 1)
     assert all(profile.counts[label] == 1 for label in LABELS) and not profile.missing()
     # A profile written before the colour's weight existed reads with none.
@@ -139,6 +141,7 @@ def test_profile_round_trip(tmp_path, profile, monkeypatch):
     np.savez(tmp_path / "v4.npz", **v4)
     v4_profile = Profile.load(tmp_path / "v4.npz")
     assert len(v4_profile.pictures) == 0 and v4_profile.model_misnamed is None and not v4_profile.model_trusted
+    assert len(v4_profile.templates) == 0 and not v4_profile.read_by_templates
     # Version 3, before the cards' inks: read without them, and with no weight on them.
     del header["params"]["ink_weight"], parts["inks"]
     header["version"] = 3
@@ -510,9 +513,10 @@ def test_agreement_from_a_few_crops_does_not_switch_the_vote_on():
 
 def test_the_tuner_reads_a_one_card_profile_as_the_calibrated_classifier_does():
     """The tuner keeps the "one lucky card" case above honest (vision.evaluation.foreign_eval.one_card_cases):
-    its own reading of such a profile names exactly the cards CalibratedClassifier names wrongly
-    (both ways up, as the device reads a card), and a model weight far above the grid's (16 x 4)
-    lets the vote name more than the model alone."""
+    its own reading of such a profile names exactly the cards CalibratedClassifier's look-network
+    reading names wrongly (both ways up, as the device reads a card; picture_check=False: the
+    scores the tuner weighs, before a version 6 profile's templates), and a model weight far above
+    the grid's (16 x 4) lets the vote name more than the model alone."""
     from dataclasses import replace
 
     from vision.adapt import describe, ink_signatures, params_for
@@ -537,7 +541,7 @@ def test_the_tuner_reads_a_one_card_profile_as_the_calibrated_classifier_does():
     assert len(others) == len(case["y"])
     one = calibrate(model, deck, {"zero": shown["zero"]})
     for params in (params_for(deck), replace(params_for(deck), model_weight=64.0)):
-        reading = CalibratedClassifier(model, replace(one, params=params), deck)
+        reading = CalibratedClassifier(model, replace(one, params=params), deck, picture_check=False)
         wrong = sum(p.label not in (None, t) for p, (_, t) in zip(read_both_ways(reading, [c for c, _ in others]), others))
         table = read_table(case["ways"], case["y"], reader, params.temperature, params.none_similarity,
                            params.model_weight, params.colour_weight)
@@ -1313,12 +1317,29 @@ def uno_faces(labels, seed=5):
     return {label: np.ascontiguousarray(render_card("uno-flip", label, rng)[..., 2::-1]) for label in labels}
 
 
+def version_5(profile, crops_by_label):
+    """`profile` as a version 5 profile kept it: each crop's picture (picture_template) both ways
+    up, and no templates (version 6: tests/test_card_templates.py)."""
+    from vision.adapt import picture_templates
+    from vision.geometry import turned_half_round
+
+    both = [(label, view) for label, crops in crops_by_label.items() for crop in crops
+            for view in (crop, turned_half_round(crop))]
+    grey, hues = picture_templates([view for _, view in both])
+    older = dataclasses.replace(profile, pictures=grey, picture_hues=hues,
+                                picture_labels=np.array([profile.labels.index(label) for label, _ in both]),
+                                templates=None, template_inks=None, template_labels=None)
+    older.__post_init__()
+    return older
+
+
 def test_the_pictures_name_a_card_shown_again_either_way_up():
     from vision.geometry import turned_half_round
 
     model = CardClassifier.load("uno-flip")
     faces = uno_faces(("red-5", "blue-5", "red-skip"))
-    reading = CalibratedClassifier(model, calibrate(model, "uno-flip", {k: [v] for k, v in faces.items()}), "uno-flip")
+    shown = {k: [v] for k, v in faces.items()}
+    reading = CalibratedClassifier(model, version_5(calibrate(model, "uno-flip", shown), shown), "uno-flip")
     assert reading.picture_check
     crops = list(faces.values()) + [turned_half_round(f) for f in faces.values()]
     want = [model.spec.classes.index(label) for label in faces] * 2
@@ -1328,7 +1349,8 @@ def test_the_pictures_name_a_card_shown_again_either_way_up():
 def test_a_reading_the_pictures_disagree_with_is_not_sure_and_one_they_agree_with_stands():
     model = CardClassifier.load("uno-flip")
     faces = uno_faces(("red-5", "blue-5", "red-skip"))
-    reading = CalibratedClassifier(model, calibrate(model, "uno-flip", {k: [v] for k, v in faces.items()}), "uno-flip")
+    shown = {k: [v] for k, v in faces.items()}
+    reading = CalibratedClassifier(model, version_5(calibrate(model, "uno-flip", shown), shown), "uno-flip")
     classes = model.spec.classes
     probs = np.zeros((2, len(classes)), np.float32)
     probs[:, classes.index("blue-5")] = 0.9        # both read as the blue 5, for sure
@@ -1342,10 +1364,11 @@ def test_a_reading_the_pictures_disagree_with_is_not_sure_and_one_they_agree_wit
 
 
 def test_a_profile_without_pictures_reads_without_the_check(base, profile):
-    old = dataclasses.replace(profile, pictures=None, picture_hues=None, picture_labels=None)
+    old = dataclasses.replace(profile, pictures=None, picture_hues=None, picture_labels=None,
+                              templates=None, template_inks=None, template_labels=None)   # (version 4)
     old.__post_init__()
     reading = CalibratedClassifier(base, old, DECK)
-    assert not reading.picture_check and len(old.pictures) == 0
+    assert not reading.picture_check and len(old.pictures) == 0 and reading.templates is None
     crops = [tight_crop(label) for label in ("3", "8", "freeze")]
     np.testing.assert_array_equal(reading.probabilities(crops),
                                   CalibratedClassifier(base, profile, DECK, picture_check=False).probabilities(crops))

@@ -6,6 +6,11 @@
     python -m vision.evaluation.foreign_eval --deck flip7 --printings 12 --seed 536 --json > r536.json
     python -m vision.evaluation.foreign_eval --pool r524.json r536.json   # runs pooled: the reading over all their printings
 
+What is measured and tuned is the look network's reading of a profile (vision.adapt's
+CalibratedClassifier with picture_check=False: the scores CalibrationParams weigh), not the
+templates a version 6 profile reads by first (vision.card_templates: chosen on real photos,
+`python -m vision.evaluation.real_eval`).
+
 Cards are drawn by vision.synth.render_foreign (printings unlike anything vision.synth.render draws: other
 layouts, palettes, stroke fonts) and captured by the scene synthesiser (vision.synth.scenes.make_scene:
 tables, light, blur, glare, noise, fingers) on held-out table surfaces, then cut as the runtime
@@ -346,7 +351,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
             profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()}, params, look=look)
             t_calib.append((k, time.perf_counter() - t))
             agreement[k].append(profile.model_agreement)
-            calibrated = CalibratedClassifier(base, profile, deck, look=look)
+            calibrated = CalibratedClassifier(base, profile, deck, look=look, picture_check=False)
             probs = calibrated.scores_to_probabilities(logits, embeddings, inks)
             conditions[name].append((_predictions(calibrated, probs, label_of_class), test.y, seed + p))
             both = (probs + calibrated.scores_to_probabilities(turned_logits, turned_embeddings, turned_inks)) / 2
@@ -362,7 +367,7 @@ def evaluate_deck(deck: str, models_dir, seed: int, printings: int, test_per_lab
         unseen = base.labels[rng.integers(len(base.labels))]
         profile = calibrate(base, deck, {lab: crops for lab, crops in calibration.items() if lab != unseen},
                             params, look=look)
-        calibrated = CalibratedClassifier(base, profile, deck, look=look)
+        calibrated = CalibratedClassifier(base, profile, deck, look=look, picture_check=False)
         rows = test.y == label_of_class[unseen]
         pred = _predictions(calibrated, calibrated.scores_to_probabilities(logits[rows], embeddings[rows], inks[rows]),
                             label_of_class)
@@ -427,7 +432,7 @@ def one_card_cases(base, look, deck, calibration, test, logits, embeddings, turn
         if not all(p.label == label for p in base.classify_batch(both_ways)):
             continue
         profile = calibrate(base, deck, {label: crops[:1]}, look=look)
-        calibrated = CalibratedClassifier(base, profile, deck, look=look)
+        calibrated = CalibratedClassifier(base, profile, deck, look=look, picture_check=False)
         rows = (test.y >= 0) & (test.y != base.labels.index(label))
         has_samples = np.isin(np.arange(len(base.labels)), profile.sample_labels)
         ways = []
@@ -636,7 +641,7 @@ def read_tuning_printing(base, look, deck: str, kind: str, printing_seed: int, t
                                           turned_embeddings, inks, turned_inks)
     for k in (1, 3):
         profile = calibrate(base, deck, {lab: crops[:k] for lab, crops in calibration.items()}, look=look)
-        calibrated = CalibratedClassifier(base, profile, deck, look=look)
+        calibrated = CalibratedClassifier(base, profile, deck, look=look, picture_check=False)
         read["sets"][k] = (*calibrated.similarities(embeddings, inks), logits * profile.model_agreement, test.y,
                            alone, *calibrated.similarities(turned_embeddings, turned_inks),
                            turned_logits * profile.model_agreement)

@@ -89,6 +89,8 @@ def describe(summary: dict) -> str:
                  f"missed {summary['locator_missed']} (counted not sure)")
     if summary["worst"]:
         line += "; worst: " + ", ".join(summary["worst"])
+    if summary.get("skipped_same_file"):
+        line += f"; {summary['skipped_same_file']} photo(s) not read: the very files calibrated from"
     if summary.get("by_set"):
         line += "; by set read: " + "; ".join(f"{k} {v}" for k, v in summary["by_set"].items())
     return line
@@ -226,9 +228,20 @@ def limited(photos: list, per_label: int | None) -> list:
     return out
 
 
-def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) -> list[dict]:
+# The sets that are one physical deck photographed in several sessions (the shared folder's
+# README): each calibrating and another read is "one look at the deck, then a game" as a user has it.
+ONE_DECK_SETS = ("nuno-set1", "nuno-set2", "nuno-set3")
+
+
+def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3), rows_out=None) -> list[dict]:
     """Out of the box, then after `looks` photos per card of each set in turn reading the others:
-    the device's reading and the look network's alone (without the picture check)."""
+    the device's reading and the look network's alone (without the picture check). A photo whose
+    file is the very file of a photo calibrated from (nuno-set2 and nuno-set3 share 22) is not
+    read: it would be no new look at the card. Also, for a set with more photos of each card
+    than `looks`, calibrated from its first `looks` of each card and read on its others.
+    `rows_out`: a list given gets every reading as a dict (what was read through what)."""
+    import hashlib
+
     from vision.adapt import CalibratedClassifier, calibrate
     from vision.calibrate_cmd import card_crop
     from vision.classify_cmd import read_image
@@ -236,7 +249,7 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) 
     from vision.geometry import warp_card
 
     sets = photo_sets(real)
-    images, quads = {}, {}
+    images, quads, digests = {}, {}, {}
     t0 = time.perf_counter()
     for name, photos in sets.items():
         sets[name] = limited(photos, per_label_cap)
@@ -246,6 +259,7 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) 
                 log.warning("%s: %s (left out)", path, problem)
                 continue
             images[path] = image
+            digests[path] = hashlib.sha256(path.read_bytes()).hexdigest()
             quads[path] = largest_card(image)   # located once: every reading of the photo uses it
         log.info("photos: %s, %d read (%.0f s)", name, len(sets[name]), time.perf_counter() - t0)
     crops_of = {}
@@ -258,51 +272,82 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3)) 
                               else card_crop(images[path]) if path in images else None)
         return crops_of[path]
 
+    def record(condition, read_set, path, label, reading):
+        if rows_out is not None:
+            rows_out.append({"condition": condition, "set": read_set, "photo": str(path), "truth": label,
+                             "read": reading.label, "reason": reading.reason})
+
     results = []
     out_of_box = Tally("photos, out of the box")
     for name, photos in sets.items():
         for path, label in photos:
             if path in images:
-                out_of_box.add(label, read_picture(base, images[path], quads[path]))
+                reading = read_picture(base, images[path], quads[path])
+                out_of_box.add(label, reading)
+                record(out_of_box.name, name, path, label, reading)
     results.append(out_of_box.summary())
     log.info(describe(results[-1]))
     for looks in looks_list:
         pooled = Tally(f"photos, after {looks} look(s) at each card, every set in turn")
         pooled_look = Tally(f"photos, after {looks} look(s) at each card, every set in turn, without the picture check")
+        one_deck = Tally(f"photos of one deck (nuno-set1..3), after {looks} look(s) at each card, each session "
+                         "calibrating and the others read")
+        one_deck_look = Tally(f"{one_deck.name}, without the picture check")
         for name, photos in sets.items():
-            crops = {}
+            shown, crops = [], {}
             for path, label in photos:
                 if path in images and len(crops.get(label, [])) < looks:
                     crop = crop_of(path)
                     if crop is not None:
                         crops.setdefault(label, []).append(crop)
+                        shown.append(path)
             if not crops or min(len(v) for v in crops.values()) < looks:
                 continue  # this set has fewer photos of some card than the looks asked for
             profile = calibrate(base, PHOTO_DECK, crops)
             calibrated = CalibratedClassifier(base, profile, PHOTO_DECK)
             look_alone = CalibratedClassifier(base, profile, PHOTO_DECK, picture_check=False)
+            shown_digests = {digests[path] for path in shown}
             tally = Tally(f"photos, calibrated from {name} ({looks} look(s)), reading the other sets")
-            by_set = {}
-            for other, other_photos in sets.items():
-                if other == name:
-                    continue
-                one, one_look = Tally(other), Tally(other)
+            by_set, skipped = {}, 0
+            # The other sets, then this set's own photos not calibrated from (where it has more).
+            others = [(other, other_photos) for other, other_photos in sets.items() if other != name]
+            own = [(path, label) for path, label in photos if path not in shown]
+            for other, other_photos in others + ([(name, own)] if own else []):
+                where = f"{name} itself, its other photos" if other == name else other
+                one, one_look = Tally(where), Tally(where)
                 for path, label in other_photos:
-                    if path in images:
-                        reading = read_picture(calibrated, images[path], quads[path])
-                        for t in (tally, pooled, one):
-                            t.add(label, reading)
-                        reading = read_picture(look_alone, images[path], quads[path])
-                        for t in (pooled_look, one_look):
-                            t.add(label, reading)
+                    if path not in images:
+                        continue
+                    if digests[path] in shown_digests:
+                        skipped += 1
+                        continue
+                    reading = read_picture(calibrated, images[path], quads[path])
+                    alone = read_picture(look_alone, images[path], quads[path])
+                    one.add(label, reading)
+                    one_look.add(label, alone)
+                    if other != name:
+                        tally.add(label, reading)
+                        pooled.add(label, reading)
+                        pooled_look.add(label, alone)
+                    if other != name and name in ONE_DECK_SETS and other in ONE_DECK_SETS:
+                        one_deck.add(label, reading)
+                        one_deck_look.add(label, alone)
+                    record(f"{name} ({looks} look(s))", other, path, label, reading)
+                    record(f"{name} ({looks} look(s)), without the picture check", other, path, label, alone)
                 s1, s2 = one.summary(), one_look.summary()
-                by_set[other] = (f"{s1['accepted'] - s1['wrong']} right, {s1['wrong']} wrong of {s1['read']} "
+                by_set[where] = (f"{s1['accepted'] - s1['wrong']} right, {s1['wrong']} wrong of {s1['read']} "
                                  f"(without the picture check {s2['accepted'] - s2['wrong']} right, {s2['wrong']} wrong)")
-            results.append({**tally.summary(), "by_set": by_set,
+                if other == name:
+                    results.append({**s1, "condition": f"photos of {name}, calibrated from its first {looks} "
+                                                       f"photo(s) of each card, its others read"})
+                    results.append({**s2, "condition": f"{results[-1]['condition']}, without the picture check"})
+            results.append({**tally.summary(), "by_set": by_set, "skipped_same_file": skipped,
                             "model_agreement": round(profile.model_agreement, 3)})
             log.info(describe(results[-1]))
         if pooled.rows:
             results += [pooled.summary(), pooled_look.summary()]
+        if one_deck.rows:
+            results += [one_deck.summary(), one_deck_look.summary()]
     return results
 
 
@@ -319,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--photos-per-label", type=int, default=4,
                         help="at most this many photos of each label in each set (default: 4; 0: all)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--rows", metavar="FILE",
+                        help="also write every reading of the photos to FILE, one JSON object a line")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     from vision.adapt import CalibratedClassifier, calibrate
@@ -343,7 +390,10 @@ def main(argv: list[str] | None = None) -> int:
                 base, profile, args.deck, picture_check=False)
         results += read_captures(args.deck, faces, classifiers, args.captures)
     if args.deck == PHOTO_DECK and not args.no_photos and (real / PHOTO_FOLDER).is_dir():
-        results += read_photos(real, base, args.photos_per_label or None)
+        rows = [] if args.rows else None
+        results += read_photos(real, base, args.photos_per_label or None, rows_out=rows)
+        if args.rows:
+            Path(args.rows).write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     if args.json:
         print(json.dumps({"deck": args.deck, "model": base.identity[:12], "results": results}, indent=2))
     else:
