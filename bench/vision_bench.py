@@ -309,28 +309,6 @@ def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays
             "second_look": statistics.median(second_ms)}
 
 
-def outline_network_cost(frames) -> None:
-    """A whole-frame locate (a scan, a calibration photo: no change mask) with the locator's outline
-    network (vision.outline) and without it, alternately in this one run: what the network costs.
-    (The placement detector's frames do not ask it.)"""
-    import vision.outline as outline
-
-    with_network = outline.default_network
-    outline.default_network()                       # loaded once, before timing
-    figures = {"with": [], "without": []}
-    for _ in range(3):
-        for key, network in (("with", with_network), ("without", lambda: None)):
-            outline.default_network = network
-            try:
-                ms = timed(lambda: [find_cards(f) for f, _ in frames], 3, 1)
-                figures[key].append(statistics.median(ms.cpu) / len(frames))
-            finally:
-                outline.default_network = with_network
-    cpu_with, cpu_without = min(figures["with"]), min(figures["without"])
-    print(f"\n== the outline network's cost: a whole-frame locate takes {cpu_with:.2f} ms with it, {cpu_without:.2f} ms "
-          f"without ({cpu_with / cpu_without:.2f}x; CPU, the best of three alternate runs of {len(frames)} frames)")
-
-
 def calibrated_reading(classifier, deck: str, crop, repeats: int, plays: int) -> None:
     """Reading through a calibration profile (one photo per label of a foreign printing) also runs
     the look network: its cost per card, and the calibration's compute, on one core and on every
@@ -419,7 +397,6 @@ def main() -> int:
     crops = [warp_card(f, t[0].quad) for f, t in frames]
     rss_start = rss_mb()
     results = {"ours": measure("our model", ours, args.deck, frames, crops, args.repeats, args.plays)}
-    outline_network_cost(frames)
     calibrated_reading(ours, args.deck, crops[0], args.repeats, args.plays)
     # tracemalloc hooks every allocation (it made the placement frame ~1.6x slower here), so the
     # Python-side peak is taken in a pass of its own, after the timings.

@@ -24,7 +24,7 @@ NOT_AT_RUN_TIME = ("vision.synth", "vision.training", "vision.evaluation")
 RUNTIME_MODULES = (
     "vision.adapt", "vision.calibrate_cmd", "vision.card_templates", "vision.carried", "vision.classifier",
     "vision.classify_cmd", "vision.files", "vision.geometry", "vision.light", "vision.locate", "vision.look",
-    "vision.outline", "vision.placement", "vision.reading", "vision.scan_cmd", "vision.zone",
+    "vision.placement", "vision.reading", "vision.scan_cmd", "vision.zone",
     "device.appliance", "device.buttons", "device.calibration", "device.camera", "device.cli", "device.config",
     "device.display", "device.gamelog", "device.games", "device.handscan", "device.logs", "device.replay_cmd",
     "device.run", "device.screens", "device.sdnotify", "device.table",

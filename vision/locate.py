@@ -53,10 +53,6 @@ PICTURE_AREA_SHARE = 0.3
 # A side proposal centred in a card found already is tried only when it is this much larger
 # (the card found may be the numeral's frame or half the picture of the card the proposal is).
 LARGER_THAN_FOUND = 1.15
-# A card region the outline network marks is a card where a quad fits it at least this well (IoU).
-REGION_FIT = 0.75
-# An outline of the edges and one of the network at least this close (IoU) are of the same card.
-SAME_CARD = 0.7
 # A card found doubled over a long side replaces the half found only when it scores this much
 # better (a card lying beside another of its size doubles too, onto its neighbour).
 DOUBLED_BETTER = 1.1
@@ -90,13 +86,10 @@ def find_cards(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01, max_area_f
 
 def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
                       max_area_frac: float = 0.6, min_support: float = 0.5, min_score: float = 0.5,
-                      extra_mask: np.ndarray | None = None, keep_nested: bool = False,
-                      outline_network: bool = True) -> list[Candidate]:
+                      extra_mask: np.ndarray | None = None, keep_nested: bool = False) -> list[Candidate]:
     """find_cards with each quad's score. keep_nested: a quad and one turned inside it both
     stay, however they overlap (for a caller that reads every quad and keeps one reading per
-    place, as the placement detector does; see _suppress). outline_network: also the cards the
-    outline network sees, and none of the edges' outlines it contradicts (only without a change
-    mask; see _with_network)."""
+    place, as the placement detector does; see _suppress)."""
     if frame_bgr is None or frame_bgr.ndim != 3 or frame_bgr.shape[2] != 3:
         raise ValueError("find_cards needs a BGR colour image")
     h0, w0 = frame_bgr.shape[:2]
@@ -166,94 +159,11 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
     # card there not named by its half is looked at again from its change.)
     if mask is None:
         found += _found_doubled(found, min_area, max_area, support_map, edges, ycc, mask, min_support, min_score)
-    # (Not with a change mask: there the change already tells the new card from the table and the
-    # cards beneath, and a card's outline is judged by its share of the change.)
-    if mask is None and outline_network:
-        found = _with_network(found, _found_by_network(work, min_area, max_area, edges))
     result = []
     for c in _suppress(found, keep_nested):
         quad = c.quad / scale if scale != 1.0 else c.quad
         result.append(Candidate(order_corners(quad), c.score))
     return result
-
-
-@dataclass
-class _SeenCard:
-    """A card the outline network sees: its region and the quad fitted to it."""
-    region: object            # vision.outline.CardRegion
-    candidate: Candidate
-
-
-def _found_by_network(work, min_area, max_area, edges) -> list[_SeenCard]:
-    """Cards the outline network (vision.outline) sees: a quad fitted to each card region it
-    marks (the region must be card-shaped: one card, whole), its sides snapped to the frame's
-    edges where that still fits the region, scored by the fit times the network's confidence
-    there. None without the network."""
-    from vision.outline import card_regions, default_network
-
-    network = default_network()
-    if network is None:
-        return []
-    h, w = work.shape[:2]
-    seen = []
-    for region in card_regions(network.maps(work, WORK_LONG_SIDE), (w, h), min_area):
-        rough = np.stack(_quads_from_hull(region.hull.reshape(-1, 1, 2)))
-        areas = _areas(rough)
-        rough = rough[(areas >= min_area) & (areas <= max_area) & card_shaped(rough)]
-        if not len(rough):
-            continue
-        fits = [_region_fit(region, q) for q in rough]
-        best = int(np.argmax(fits))
-        quad, fit = rough[best:best + 1], fits[best]
-        if fit < REGION_FIT:      # not card-shaped: a card seen only in part, or cards run together
-            continue
-        # The region is traced on maps a fifth of the frame's size: the card's own border, found
-        # by the edges within a band round it, is the finer outline while it still fits the region.
-        band = max(5, round(0.1 * math.sqrt(_areas(quad)[0] / CARD_ASPECT)))
-        refined = _refine(edges, quad, outward=np.array([band]), inward=band)
-        refined = _refine(edges, refined, outward=np.array([band // 2]), inward=band // 2)
-        if card_shaped(refined)[0] and _region_fit(region, refined[0]) >= REGION_FIT:
-            quad = refined
-        seen.append(_SeenCard(region, Candidate(quad[0], fit * region.confidence)))
-    return seen
-
-
-def _with_network(found: list[Candidate], seen: list[_SeenCard]) -> list[Candidate]:
-    """The cards the edges found and those the outline network sees, together. The network's
-    outline is the coarser (its maps are a fifth of the frame's size): where the edges found the
-    same card, theirs stays (as scored) and the network's goes. A quad of the edges that lies
-    over a card the network sees but fits that card's region poorly goes too: the card's printed
-    frame or a part of its picture, half the card, or an outline round it and what lies beside it."""
-    if not seen:
-        return found
-    kept, confirmed = [], set()
-    for c in found:
-        over = [i for i, card in enumerate(seen) if _overlap_share(c.quad, card.candidate.quad) > 0.3]
-        if any(quad_iou(c.quad, seen[i].candidate.quad) >= SAME_CARD for i in over):
-            confirmed.update(i for i in over if quad_iou(c.quad, seen[i].candidate.quad) >= SAME_CARD)
-            kept.append(c)
-        elif all(_region_fit(seen[i].region, c.quad) >= REGION_FIT for i in over):
-            kept.append(c)
-    return kept + [card.candidate for i, card in enumerate(seen) if i not in confirmed]
-
-
-def _overlap_share(a: np.ndarray, b: np.ndarray) -> float:
-    """Area two quads share, as a share of the smaller."""
-    return intersection_area(a, b) / max(1e-6, min(quad_area(a), quad_area(b)))
-
-
-def _region_fit(region, quad: np.ndarray) -> float:
-    """Intersection over union of a quad (work pixels) and a card region's pixels (on its map):
-    how card-shaped the region is (a card seen only in part, or two cards run together, fits no
-    quad well)."""
-    sx, sy = region.scale
-    poly = np.zeros_like(region.region)
-    # Map pixel (i, j) covers work pixels [i sx, (i + 1) sx): its centre is at (i + 0.5) sx.
-    at_map = quad / np.array([sx, sy], np.float32) - 0.5
-    cv2.fillConvexPoly(poly, np.round(at_map * 16).astype(np.int32), 255, cv2.LINE_8, shift=4)
-    inter = cv2.countNonZero(cv2.bitwise_and(poly, region.region))
-    union = cv2.countNonZero(cv2.bitwise_or(poly, region.region))
-    return inter / union if union else 0.0
 
 
 def _found_on_sides(proposals, hull_quads, found, min_area, max_area, support_map, edges, ycc, mask,

@@ -304,8 +304,7 @@ class PlacementDetector:
         view = self._zone.view(frame)
         self._ref_tiny, self._ref_mid, self._ref_view = tiny, self._mid(frame), view
         self._zone.start(view)
-        for c in locate_candidates(frame, min_area_frac=self.min_card_frac, max_area_frac=self.max_card_frac,
-                                   outline_network=False):
+        for c in locate_candidates(frame, min_area_frac=self.min_card_frac, max_area_frac=self.max_card_frac):
             prediction = self.classifier.decide(self._probabilities(frame, [c.quad])[0])
             if prediction.label is not None or prediction.reason == NOT_SURE:    # (not the table's pattern)
                 self._zone.add(view, c.quad, prediction.label, prediction.leaning)
@@ -876,11 +875,8 @@ class PlacementDetector:
             mh, mw = mask.shape
             rows = mask[(np.arange(y0, y1) * mh) // h]
             hint = dict(extra_mask=np.ascontiguousarray(rows[:, (np.arange(x0, x1) * mw) // w]), keep_nested=True)
-        # (Nor here is the outline network asked, as at the start: the detector's account of a change
-        # was built and measured on the edges' outlines alone, and its frames keep their cost.)
         found = locate_candidates(roi, min_area_frac=min(0.9, self.min_card_frac * h * w / area),
-                                  max_area_frac=min(1.0, self.max_card_frac * h * w / area), outline_network=False,
-                                  **hint)
+                                  max_area_frac=min(1.0, self.max_card_frac * h * w / area), **hint)
         offset = np.array([x0, y0], np.float32)
         return [(c.quad + offset, c.score) for c in found], (x0, y0, x1, y1)
 

@@ -270,32 +270,28 @@ def evaluate_accuracy(model, x, y, batch: int = 512) -> float:
     return correct / max(1, len(x))
 
 
-def export_onnx(model, path: Path, height: int, width: int, names: tuple[str, str] = ("crop", "logits"),
-                any_size: bool = False) -> None:
-    """The model as ONNX (opset 17), its input and output named `names`, the batch dynamic (and
-    the picture's height and width too with any_size: a fully convolutional network)."""
+def export_onnx(model, path: Path, height: int, width: int) -> None:
     import torch
 
     model.eval()
     dummy = torch.zeros(1, 3, height, width)
-    axes = {0: "n", 2: "h", 3: "w"} if any_size else {0: "n"}
-    torch.onnx.export(model, dummy, str(path), input_names=[names[0]], output_names=[names[1]],
-                      dynamic_axes={names[0]: axes, names[1]: axes}, opset_version=17, dynamo=False)
+    torch.onnx.export(model, dummy, str(path), input_names=["crop"], output_names=["logits"],
+                      dynamic_axes={"crop": {0: "n"}, "logits": {0: "n"}}, opset_version=17, dynamo=False)
 
 
-def check_export(model, path: Path, x, names: tuple[str, str] = ("crop", "logits")) -> None:
-    """The exported graph must give the same outputs as the trained module."""
+def check_export(model, path: Path, x) -> None:
+    """The exported graph must give the same logits as the trained module."""
     import onnxruntime as ort
     import torch
 
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     with torch.no_grad():
         want = model(x).numpy()
-    got = sess.run([names[1]], {names[0]: x.numpy()})[0]
+    got = sess.run(["logits"], {"crop": x.numpy()})[0]
     err = float(np.abs(got - want).max())
     if err > 1e-3:
         raise RuntimeError(f"ONNX export differs from the trained model by {err}")
-    log.info("ONNX export checked: max |diff| %.2e over %d inputs", err, len(x))
+    log.info("ONNX export checked: max |diff| %.2e over %d crops", err, len(x))
 
 
 def main(argv: list[str] | None = None) -> int:
