@@ -211,6 +211,33 @@ def test_a_card_the_templates_name_is_not_unread_by_the_models_leaning_to_a_card
     assert (unsure.label, unsure.reason, unsure.leaning) == (None, NOT_SURE, "red-9")
 
 
+def test_a_card_the_templates_name_is_not_sure_where_a_trusted_model_names_its_colour_twin(uno_model, uno_profile):
+    """Where the model misnamed none of the walk's crops (Profile.model_trusted) and names a crop
+    as the same symbol in another colour than its templates do, the crop is "not sure" (the
+    printed UNO Flip deck's pink 9, read as the purple 9 by its templates and as the pink 9 by the
+    model). A model not trusted, or naming another symbol, does not count against the templates."""
+    from vision.adapt import CalibratedClassifier
+    from vision.classifier import NOT_SURE
+
+    ways = dict.fromkeys(uno_profile.counts, 2)
+    trusted = dataclasses.replace(uno_profile, model_named=ways, model_misnamed=dict.fromkeys(ways, 0))
+    untrusted = dataclasses.replace(trusted, model_misnamed={**trusted.model_misnamed, "wild": 1})
+    assert trusted.model_trusted and not untrusted.model_trusted
+    face = uno_faces(SHOWN)["blue-8"]
+
+    def read(profile, model_names):
+        logits = np.zeros((1, len(uno_model.spec.classes)), np.float32)
+        logits[0, uno_model.spec.classes.index(model_names)] = 12.0
+        reading = CalibratedClassifier(uno_model, profile, UNO)
+        got = reading.decide(reading.template_probabilities([face], logits, reading.look.embed([face]))[0])
+        return got.label or got.reason
+
+    assert read(trusted, "red-8") == NOT_SURE          # its colour twin, by a trusted model
+    assert read(untrusted, "red-8") == "blue-8"
+    assert read(trusted, "blue-3") == "blue-8"         # another symbol
+    assert read(trusted, "blue-8") == "blue-8"
+
+
 # -- the real photos --------------------------------------------------------------------------
 
 # The cards of the classic deck the templates told apart worst before the weights (3 / 8, 6 / 9, 0).

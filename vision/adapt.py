@@ -718,6 +718,7 @@ class CalibratedClassifier:
         self._has_samples = np.isin(np.arange(len(profile.labels)), present)
         self._colour_cards = colour_cards(self.samples, self.sample_labels, profile.labels, deck)
         self._ink_cards = colour_means(profile.inks, self._has_samples, profile.labels, deck)
+        self._colour_twins = colour_twins(base.spec.classes, deck)
         # A version 6 profile reads by its templates and the look network together
         # (template_probabilities); an older one by the look network, checked by its pictures
         # where it keeps them (module docstring). Without the check: the look network alone.
@@ -785,7 +786,10 @@ class CalibratedClassifier:
         card = 1.0 / (1.0 + np.exp(-np.clip((best - p.card_score) / p.card_softness, -50, 50)))
         probs = shares * card[:, None]
         probs[:, self.spec.none_index] = 1.0 - card
-        unread = np.array([self.decide(row).label is None for row in probs])
+        decided = [self.decide(row).label for row in probs]
+        unread = np.array([label is None for label in decided])
+        if self.profile.model_trusted and not unread.all():
+            probs = self._model_disputes(probs, decided, logits)
         if not unread.any() or not (self.profile.model_reads_deck or self.profile.model_trusted):
             return probs.astype(np.float32)
         named, leaning = model_alone_classes(self.base, logits)
@@ -813,6 +817,24 @@ class CalibratedClassifier:
                         probs[row] = 0.0
                         probs[row, named[row]] = 1.0
         return probs.astype(np.float32)
+
+    def _model_disputes(self, probs: np.ndarray, decided: list, logits: np.ndarray) -> np.ndarray:
+        """`probs` where the templates name a card and the trained model, which misnamed none of
+        the walk's crops (Profile.model_trusted), names its colour twin (the same symbol in another
+        colour) by its own reject rule: the two tied at half the templates' share, so the reject
+        rule says "not sure". The templates' grey detail is alike for the two, and a lamp can bring
+        their inks together; the model knows the deck's colours. (The printed UNO Flip deck's pink
+        9, read as the purple 9 by its templates and as the pink 9 by the model: real_eval's one
+        wrong reading of 216 captures.) A model naming another symbol does not count: there the
+        templates are the better judge (the classic UNO photos' 3s and 8s, 6s and 9s)."""
+        named, _ = model_alone_classes(self.base, logits)
+        for row, label in enumerate(decided):
+            if label is None or named[row] < 0:
+                continue
+            mine = self.spec.classes.index(label)
+            if self._colour_twins[mine, named[row]]:
+                probs[row, mine] = probs[row, named[row]] = probs[row, mine] / 2
+        return probs
 
     def nearest_pictures(self, crops_bgr) -> np.ndarray:
         """(N,) class index of the label whose kept picture is nearest each crop (picture_template:
@@ -889,6 +911,18 @@ def colour_cards(samples: np.ndarray, sample_labels: np.ndarray, labels, deck: s
     for i in present:
         means[i] = _unit(samples[sample_labels == i].astype(np.float64).mean(0))
     return colour_means(means, np.isin(np.arange(len(labels)), present), labels, deck).astype(np.float32)
+
+
+def colour_twins(classes, deck: str) -> np.ndarray:
+    """(C, C) bool: the two classes are one symbol in two colours (rules.cards.Deck.colours: the
+    label is its colour, a dash and the symbol); all False in a deck without colours."""
+    from rules.cards import DECKS
+
+    colours = DECKS[deck].colours if deck in DECKS else {}
+    symbol = [label[len(colours[label]) + 1:] if label in colours and label.startswith(colours[label] + "-")
+              else None for label in classes]
+    return np.array([[a is not None and a == b and ca != cb for b, cb in zip(symbol, classes)]
+                     for a, ca in zip(symbol, classes)])
 
 
 def colour_means(vectors: np.ndarray, shown: np.ndarray, labels, deck: str) -> np.ndarray:
