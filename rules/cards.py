@@ -30,6 +30,12 @@ class Deck:
     def kind(self, label: str) -> str:
         return self.kinds[label]
 
+    def symbol(self, label: str) -> str:
+        """What a card shows besides its colour (UNO Flip's red 5: "5"); a card without a colour
+        is its own symbol."""
+        colour = self.colours.get(label)
+        return label[len(colour) + 1:] if colour else label
+
 
 def _deck(id: str, entries: list[tuple[str, str, int]], colours: Mapping[str, str] | None = None) -> Deck:
     labels = tuple(label for label, _, _ in entries)

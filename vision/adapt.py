@@ -788,11 +788,15 @@ class CalibratedClassifier:
         probs[:, self.spec.none_index] = 1.0 - card
         decided = [self.decide(row).label for row in probs]
         unread = np.array([label is None for label in decided])
-        if self.profile.model_trusted and not unread.all():
-            probs = self._model_disputes(probs, decided, logits)
-        if not unread.any() or not (self.profile.model_reads_deck or self.profile.model_trusted):
+        # The trained model's own reading counts only in a deck it reads or where it is trusted
+        # (below); a trusted one is also asked of the cards the templates name.
+        if not (self.profile.model_trusted or (unread.any() and self.profile.model_reads_deck)):
             return probs.astype(np.float32)
         named, leaning = model_alone_classes(self.base, logits)
+        if self.profile.model_trusted:
+            self._tie_colour_twins(probs, decided, named)
+        if not unread.any():
+            return probs.astype(np.float32)
         if not has.all() and self.profile.model_reads_deck:
             unshown = unread & np.isin(leaning, self._class_of_label[~has])
             probs[unshown] = 0.0
@@ -818,23 +822,22 @@ class CalibratedClassifier:
                         probs[row, named[row]] = 1.0
         return probs.astype(np.float32)
 
-    def _model_disputes(self, probs: np.ndarray, decided: list, logits: np.ndarray) -> np.ndarray:
-        """`probs` where the templates name a card and the trained model, which misnamed none of
-        the walk's crops (Profile.model_trusted), names its colour twin (the same symbol in another
-        colour) by its own reject rule: the two tied at half the templates' share, so the reject
-        rule says "not sure". The templates' grey detail is alike for the two, and a lamp can bring
-        their inks together; the model knows the deck's colours. (The printed UNO Flip deck's pink
-        9, read as the purple 9 by its templates and as the pink 9 by the model: real_eval's one
-        wrong reading of 216 captures.) A model naming another symbol does not count: there the
-        templates are the better judge (the classic UNO photos' 3s and 8s, 6s and 9s)."""
-        named, _ = model_alone_classes(self.base, logits)
+    def _tie_colour_twins(self, probs: np.ndarray, decided: list, named: np.ndarray) -> None:
+        """Where the templates name a card and the trained model, which misnamed none of the
+        walk's crops (Profile.model_trusted), names its colour twin (the same symbol in another
+        colour) by its own reject rule (`named`): the two tied in `probs` at half the templates'
+        share, so the reject rule says "not sure". The templates' grey detail is alike for the two,
+        and a lamp can bring their inks together; the model knows the deck's colours. (The printed
+        UNO Flip deck's pink 9, read as the purple 9 by its templates and as the pink 9 by the
+        model: real_eval's one wrong reading of 216 captures.) A model naming another symbol does
+        not count: there the templates are the better judge (the classic UNO photos' 3s and 8s,
+        6s and 9s)."""
         for row, label in enumerate(decided):
             if label is None or named[row] < 0:
                 continue
             mine = self.spec.classes.index(label)
             if self._colour_twins[mine, named[row]]:
                 probs[row, mine] = probs[row, named[row]] = probs[row, mine] / 2
-        return probs
 
     def nearest_pictures(self, crops_bgr) -> np.ndarray:
         """(N,) class index of the label whose kept picture is nearest each crop (picture_template:
@@ -914,15 +917,15 @@ def colour_cards(samples: np.ndarray, sample_labels: np.ndarray, labels, deck: s
 
 
 def colour_twins(classes, deck: str) -> np.ndarray:
-    """(C, C) bool: the two classes are one symbol in two colours (rules.cards.Deck.colours: the
-    label is its colour, a dash and the symbol); all False in a deck without colours."""
+    """(C, C) bool: the two classes are one symbol in two colours (rules.cards.Deck.colours and
+    Deck.symbol); all False in a deck without colours."""
     from rules.cards import DECKS
 
-    colours = DECKS[deck].colours if deck in DECKS else {}
-    symbol = [label[len(colours[label]) + 1:] if label in colours and label.startswith(colours[label] + "-")
-              else None for label in classes]
-    return np.array([[a is not None and a == b and ca != cb for b, cb in zip(symbol, classes)]
-                     for a, ca in zip(symbol, classes)])
+    cards = DECKS.get(deck)
+    colours = cards.colours if cards else {}
+    symbols = [cards.symbol(label) if label in colours else None for label in classes]
+    return np.array([[a is not None and a == b and ca != cb for b, cb in zip(symbols, classes)]
+                     for a, ca in zip(symbols, classes)])
 
 
 def colour_means(vectors: np.ndarray, shown: np.ndarray, labels, deck: str) -> np.ndarray:
