@@ -25,7 +25,7 @@ from vision.classifier import NOT_SURE, Prediction
 from vision.geometry import CARD_ASPECT, intersection_area, quad_area, quad_aspect, quad_iou
 from vision.light import burnt_out, light_change, relight
 from vision.locate import locate_candidates
-from vision.reading import read_again, read_probabilities
+from vision.reading import read_again, read_probabilities, surest_first
 from vision.zone import CLASH_IOU, Zone, ZoneCard, search
 
 
@@ -715,8 +715,7 @@ class PlacementDetector:
         and half of its picture, a card and the texture around it) the best reading wins: a
         named card, else "not sure", else "no card", then the higher confidence."""
         read = [(p, self.classifier.decide(p.probs / self._confirmed)) for p in self._pending]
-        read.sort(key=lambda pr: (pr[1].label is not None, pr[1].reason == NOT_SURE, pr[1].confidence),
-                  reverse=True)
+        read.sort(key=lambda pr: surest_first(pr[1]), reverse=True)
         chosen = []
         for p, prediction in read:
             area = quad_area(p.quad)

@@ -60,6 +60,13 @@ def read_again(classifier, frame_bgr: np.ndarray, quad, prediction):
     return second if second.label is not None else prediction
 
 
+def surest_first(prediction) -> tuple:
+    """Sort key (highest first) among readings of quads at one place (a card and half of its
+    picture, a card and the texture round it): a named card, else "not sure", else "no card",
+    then the higher confidence. The placement detector keeps the first per place."""
+    return (prediction.label is not None, prediction.reason == NOT_SURE, prediction.confidence)
+
+
 def read_cards(classifier, frame_bgr: np.ndarray, quads) -> list:
     """The reading of each card lying at a quad in a still photo, as the placement detector
     reads one: both ways up, and a second look at a card the model is not sure of."""

@@ -13,7 +13,8 @@ ways up, a second look when not sure):
 * **captures of the printed faces**: each face laid by the scene synthesiser on the table
   surfaces of its "heldout" split (kinds that training never sees), under its light, pose,
   fingers, blur, noise and JPEG, at a seed range training never uses, then located with
-  vision.locate as a frame is. Read out of the box (the deck's model alone) and after one and
+  vision.locate as a frame is: every quad over the card is read and the surest reading kept, as
+  the device keeps one reading per place. Read out of the box (the deck's model alone) and after one and
   three looks at each card (a calibration profile made from captures of the "train" split's
   surfaces, as a user's walk would be made on their own table before the game).
 * **camera photos**: out of the box, every photo of every set; then, each set in turn, the
@@ -124,16 +125,38 @@ def read_picture(classifier, image, quad) -> object:
     return classifier.decide(both_ways_probabilities(classifier, [crop])[0])
 
 
-def located_quad(image, true_quad):
-    """The located quad over the true card (its centre inside it), or None when the locator
-    missed it."""
+def located_quads(image, true_quad) -> list:
+    """The quads located over the true card (their centres inside it), as the placement detector
+    locates a frame's cards (keeping a quad and one turned inside it: its reading settles which
+    is the card); empty when the locator missed it."""
     import cv2
 
-    from vision.locate import find_cards
+    from vision.locate import locate_candidates
 
     outline = true_quad.reshape(-1, 1, 2).astype(np.float32)
-    inside = [q for q in find_cards(image) if cv2.pointPolygonTest(outline, tuple(map(float, q.mean(0))), False) > 0]
-    return max(inside, key=lambda q: cv2.contourArea(q)) if inside else None
+    return [c.quad for c in locate_candidates(image, keep_nested=True)
+            if cv2.pointPolygonTest(outline, tuple(map(float, c.quad.mean(0))), False) > 0]
+
+
+def located_quad(image, true_quad):
+    """The largest quad located over the true card, or None when the locator missed it (where a
+    walk would cut the card's crop: calibrate_cmd.card_crop keeps the largest)."""
+    import cv2
+
+    quads = located_quads(image, true_quad)
+    return max(quads, key=lambda q: cv2.contourArea(q)) if quads else None
+
+
+def read_place(classifier, image, quads):
+    """The reading of the card at the located `quads` over it, as the device keeps one reading
+    per place: each quad read (read_cards), the surest kept (vision.reading.surest_first); a
+    card the locator missed (no quads) is "not sure"."""
+    from vision.classifier import NOT_SURE, Prediction
+    from vision.reading import read_cards, surest_first
+
+    if not quads:
+        return Prediction(None, 0.0, NOT_SURE)
+    return max(read_cards(classifier, image, quads), key=surest_first)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,7 +193,6 @@ def calibration_crops(deck: str, faces: dict, looks: int) -> dict:
 def read_captures(deck: str, faces: dict, classifiers: dict, captures: int) -> list[dict]:
     """Each classifier (name -> classifier) reads `captures` held-out captures of every label of
     the printed `faces`."""
-    from vision.classifier import NOT_SURE, Prediction
     from vision.reading import read_cards
 
     tallies = {name: Tally(f"{deck} printed faces, held-out tables, {name}") for name in classifiers}
@@ -186,14 +208,12 @@ def read_captures(deck: str, faces: dict, classifiers: dict, captures: int) -> l
     for i, label in enumerate(labels):
         for k in range(captures):
             frame, quad = capture(deck, faces, label, CAPTURE_SEED + 1000 * i + k, "heldout")
-            found = located_quad(frame, quad)
-            missed += found is None
-            outlined += found is not None and quad_iou(found, quad) >= OUTLINED_IOU
+            found = located_quads(frame, quad)
+            missed += not found
+            outlined += any(quad_iou(q, quad) >= OUTLINED_IOU for q in found)
             at_truth.add(label, read_cards(base, frame, [quad])[0])
             for name, classifier in classifiers.items():
-                reading = (read_cards(classifier, frame, [found])[0] if found is not None
-                           else Prediction(None, 0.0, NOT_SURE))  # a card the locator missed is not read
-                tallies[name].add(label, reading)
+                tallies[name].add(label, read_place(classifier, frame, found))
         if (i + 1) % 10 == 0 or i + 1 == len(labels):
             log.info("%s captures: %d of %d labels (%.0f s)", deck, i + 1, len(labels), time.perf_counter() - t0)
     results = [t.summary() for t in tallies.values()] + [at_truth.summary()]
