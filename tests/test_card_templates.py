@@ -238,6 +238,34 @@ def test_a_card_the_templates_name_is_not_sure_where_a_trusted_model_names_its_c
     assert read(trusted, "blue-8") == "blue-8"
 
 
+
+def test_a_card_of_another_deck_is_not_sure_where_the_model_sees_a_card_and_no_card_where_it_sees_none(
+        uno_model, uno_profile):
+    """"No card" only where there is none: a crop the templates find no card of the walked deck in
+    (here a Flip 7 card) is "not sure" where the trained model leans to a card, so the table is asked
+    to show it again and a run of them offers the walk; where the model sees no card, "no card"."""
+    from vision.adapt import CalibratedClassifier
+    from vision.classifier import NO_CARD, NOT_SURE
+    from vision.synth.render import render_card
+
+    reading = CalibratedClassifier(uno_model, uno_profile, UNO)
+    other = render_card("flip7", "12", np.random.default_rng(3))[..., 2::-1]
+    other = cv2.resize(np.ascontiguousarray(other), (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)
+    embeddings = reading.look.embed([other])
+    assert reading.decide(reading.template_probabilities([other], np.zeros((1, len(uno_model.spec.classes)),
+                                                                           np.float32), embeddings)[0]).label is None
+
+    def read(leans_to):
+        logits = np.zeros((1, len(uno_model.spec.classes)), np.float32)
+        logits[0, uno_model.spec.classes.index(leans_to)] = 3.0       # leans to it ...
+        logits[0, uno_model.spec.classes.index("blue-3")] = 2.8       # ... without naming it
+        got = reading.decide(reading.template_probabilities([other], logits, embeddings)[0])
+        return got.label, got.reason, got.leaning
+
+    assert read("red-8") == (None, NOT_SURE, "red-8")      # a card shown, as it happens
+    assert read(uno_model.spec.classes[uno_model.spec.none_index])[:2] == (None, NO_CARD)
+
+
 # -- the real photos --------------------------------------------------------------------------
 
 # The cards of the classic deck the templates told apart worst before the weights (3 / 8, 6 / 9, 0).
