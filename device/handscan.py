@@ -8,11 +8,10 @@ from __future__ import annotations
 def read_hand(image, classifier) -> tuple[list[str], int]:
     """(labels read, left to right, top to bottom; how many cards could not be read)."""
     from vision.classifier import NO_CARD
-    from vision.geometry import warp_card
-    from vision.locate import find_cards
+    from vision.reading import read_photo
 
-    quads = sorted(find_cards(image), key=lambda q: (float(q[:, 0].mean()), float(q[:, 1].mean())))
-    predictions = classifier.classify_batch([warp_card(image, q) for q in quads]) if quads else []
+    places = sorted(read_photo(classifier, image), key=lambda qp: (float(qp[0][:, 0].mean()), float(qp[0][:, 1].mean())))
+    predictions = [prediction for _, prediction in places]
     labels = [p.label for p in predictions if p.label is not None]
     unsure = sum(1 for p in predictions if p.label is None and p.reason != NO_CARD)
     return labels, unsure

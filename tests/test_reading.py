@@ -51,3 +51,22 @@ def test_a_card_cut_a_little_off_is_named_at_the_second_look():
     first = classifier.decide(read_probabilities(classifier, frame, [located])[0])
     assert first.label is None and first.reason == NOT_SURE
     assert classifier.decide(second_look(classifier, frame, located)).label == "11"
+
+
+def test_one_reading_is_kept_per_place_the_surest_first():
+    """Of quads overlapping by half the smaller one's area (a card, a part of its picture, an
+    outline round it and its neighbour) the reading kept is a named card over "not sure" over
+    "no card", then the more confident; a quad at another place keeps its own."""
+    from vision.classifier import NO_CARD, NOT_SURE, Prediction
+    from vision.reading import one_per_place
+
+    card = card_quad((200, 240), 10, 200)
+    part = ((card - card.mean(axis=0)) * 0.6 + card.mean(axis=0)).astype(np.float32)   # its picture
+    round_both = ((card - card.mean(axis=0)) * 1.3 + card.mean(axis=0) + (30, 0)).astype(np.float32)
+    elsewhere = card_quad((500, 240), 80, 180)
+    quads = [round_both, part, card, elsewhere]
+    readings = [Prediction(None, 0.9, NO_CARD), Prediction(None, 0.5, NOT_SURE, "7"), Prediction("7", 0.6),
+                Prediction(None, 0.8, NO_CARD)]
+    assert one_per_place(quads, readings) == [2, 3]
+    readings[2] = Prediction(None, 0.4, NOT_SURE, "7")       # no card named there: the surer "not sure"
+    assert one_per_place(quads, readings) == [1, 3]

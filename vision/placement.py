@@ -25,7 +25,7 @@ from vision.classifier import NOT_SURE, Prediction
 from vision.geometry import CARD_ASPECT, intersection_area, quad_area, quad_aspect, quad_iou
 from vision.light import burnt_out, light_change, relight
 from vision.locate import locate_candidates
-from vision.reading import read_again, read_probabilities, surest_first
+from vision.reading import one_per_place, read_again, read_probabilities
 from vision.zone import CLASH_IOU, Zone, ZoneCard, search
 
 
@@ -712,17 +712,11 @@ class PlacementDetector:
     # ------------------------------------------------------------------ helpers
     def _one_per_place(self):
         """(pending, prediction) with at most one quad per place: where quads overlap (a card
-        and half of its picture, a card and the texture around it) the best reading wins: a
-        named card, else "not sure", else "no card", then the higher confidence."""
+        and half of its picture, a card and the texture around it) the best reading wins
+        (vision.reading.one_per_place)."""
         read = [(p, self.classifier.decide(p.probs / self._confirmed)) for p in self._pending]
-        read.sort(key=lambda pr: surest_first(pr[1]), reverse=True)
-        chosen = []
-        for p, prediction in read:
-            area = quad_area(p.quad)
-            if all(intersection_area(p.quad, c.quad) < 0.5 * min(area, quad_area(c.quad))
-                   for c, _ in chosen):
-                chosen.append((p, prediction))
-        return chosen
+        kept = one_per_place([p.quad for p, _ in read], [prediction for _, prediction in read])
+        return [read[i] for i in kept]
 
     def _probabilities(self, frame, quads) -> np.ndarray:
         return read_probabilities(self.classifier, frame, quads)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from vision.classifier import NOT_SURE
-from vision.geometry import turned_half_round, warp_card
+from vision.geometry import intersection_area, quad_area, turned_half_round, warp_card
 
 # (scale, shift along the first side, shift along the second side), in parts of the card's sides.
 NEARBY_OUTLINES = ((1.0, 0.0, 0.0), (1.04, 0.0, 0.0), (0.96, 0.0, 0.0),
@@ -63,8 +63,36 @@ def read_again(classifier, frame_bgr: np.ndarray, quad, prediction):
 def surest_first(prediction) -> tuple:
     """Sort key (highest first) among readings of quads at one place (a card and half of its
     picture, a card and the texture round it): a named card, else "not sure", else "no card",
-    then the higher confidence. The placement detector keeps the first per place."""
+    then the higher confidence."""
     return (prediction.label is not None, prediction.reason == NOT_SURE, prediction.confidence)
+
+
+def one_per_place(quads, predictions) -> list[int]:
+    """Indices of the readings kept, one per place, surest first (surest_first): of quads
+    overlapping by at least half the smaller one's area, the surest reading's."""
+    chosen: list[int] = []
+    for i in sorted(range(len(quads)), key=lambda i: surest_first(predictions[i]), reverse=True):
+        area = quad_area(quads[i])
+        if all(intersection_area(quads[i], quads[k]) < 0.5 * min(area, quad_area(quads[k])) for k in chosen):
+            chosen.append(i)
+    return chosen
+
+
+def photo_quads(image_bgr: np.ndarray) -> list[np.ndarray]:
+    """The quads to read in a still photo: every hypothesis the locator keeps for a reader that
+    keeps one reading per place (vision.locate.locate_candidates, keep_nested)."""
+    from vision.locate import locate_candidates
+
+    return [c.quad for c in locate_candidates(image_bgr, keep_nested=True)]
+
+
+def read_photo(classifier, image_bgr: np.ndarray, quads=None) -> list[tuple[np.ndarray, object]]:
+    """(quad, reading) of each place where something card-shaped lies in a still photo, as the
+    placement detector reads a frame: every quad located (photo_quads, unless given) read as
+    read_cards reads one, and one reading kept per place (one_per_place), in the order kept."""
+    quads = photo_quads(image_bgr) if quads is None else list(quads)
+    predictions = read_cards(classifier, image_bgr, quads)
+    return [(quads[i], predictions[i]) for i in one_per_place(quads, predictions)]
 
 
 def read_cards(classifier, frame_bgr: np.ndarray, quads) -> list:

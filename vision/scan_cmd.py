@@ -56,8 +56,7 @@ def main(args: argparse.Namespace) -> int:
     from vision.adapt import ProfileError, load_classifier
     from vision.classifier import NO_CARD, ModelError
     from vision.classify_cmd import read_image
-    from vision.locate import find_cards
-    from vision.reading import read_cards
+    from vision.reading import read_photo
 
     try:
         classifier = load_classifier(args.deck, args.models_dir, args.profile)
@@ -68,10 +67,8 @@ def main(args: argparse.Namespace) -> int:
     if image is None:
         print(f"tablemate scan: {args.image}: {problem}", file=sys.stderr)
         return 1
-    quads = find_cards(image)
-    predictions = read_cards(classifier, image, quads)
     cards = []
-    for quad, prediction in sorted(zip(quads, predictions), key=lambda qp: (qp[0][:, 0].mean(), qp[0][:, 1].mean())):
+    for quad, prediction in sorted(read_photo(classifier, image), key=lambda qp: (qp[0][:, 0].mean(), qp[0][:, 1].mean())):
         if prediction.reason == NO_CARD:
             continue
         cards.append({"label": prediction.label, "confidence": round(prediction.confidence, 4),

@@ -148,14 +148,13 @@ class DetectorReading:
 
 
 def scene_report(classifier, deck: str, seed: int, scenes: int, split: str) -> dict:
-    """End to end on still photos (as `tablemate scan` sees them): locate the cards with
-    vision.locate and read them (vision.reading.read_cards); each true card counts as read
+    """End to end on still photos (as `tablemate scan` sees them): locate the cards and read
+    them, one reading per place (vision.reading.read_photo); each true card counts as read
     right, read wrong, rejected or not found; a located quad matching no true card and accepted
     as a card is a false card."""
     from rules.cards import DECKS
     from vision.geometry import quad_iou
-    from vision.locate import find_cards
-    from vision.reading import read_cards
+    from vision.reading import read_photo
     from vision.synth.scenes import make_scene
 
     labels = DECKS[deck].labels
@@ -166,8 +165,8 @@ def scene_report(classifier, deck: str, seed: int, scenes: int, split: str) -> d
         # No nuisance cards: every card in the photo is a true one, so a located quad that
         # matches none and is read as a card is a real false reading.
         frame, cards = make_scene(rng, picked, deck, split=split, extra_cards=False)
-        quads = find_cards(frame)
-        preds = read_cards(classifier, frame, quads)
+        places = read_photo(classifier, frame)
+        quads, preds = [q for q, _ in places], [p for _, p in places]
         used = set()
         for card in cards:
             ious = [quad_iou(card.quad, q) for q in quads]

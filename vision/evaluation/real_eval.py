@@ -126,37 +126,37 @@ def read_picture(classifier, image, quad) -> object:
 
 
 def located_quads(image, true_quad) -> list:
-    """The quads located over the true card (their centres inside it), as the placement detector
-    locates a frame's cards (keeping a quad and one turned inside it: its reading settles which
-    is the card); empty when the locator missed it."""
+    """The quads located over the true card (their centres inside it) of those the device reads
+    in a still frame (vision.reading.photo_quads); empty when the locator missed it."""
     import cv2
 
-    from vision.locate import locate_candidates
+    from vision.reading import photo_quads
 
     outline = true_quad.reshape(-1, 1, 2).astype(np.float32)
-    return [c.quad for c in locate_candidates(image, keep_nested=True)
-            if cv2.pointPolygonTest(outline, tuple(map(float, c.quad.mean(0))), False) > 0]
+    return [q for q in photo_quads(image) if cv2.pointPolygonTest(outline, tuple(map(float, q.mean(0))), False) > 0]
 
 
 def located_quad(image, true_quad):
-    """The largest quad located over the true card, or None when the locator missed it (where a
-    walk would cut the card's crop: calibrate_cmd.card_crop keeps the largest)."""
+    """Where a walk cuts the card's crop: the largest card found (vision.locate.find_cards, as
+    calibrate_cmd.card_crop keeps it) over the true card, or None when the locator missed it."""
     import cv2
 
-    quads = located_quads(image, true_quad)
-    return max(quads, key=lambda q: cv2.contourArea(q)) if quads else None
+    from vision.locate import find_cards
+
+    outline = true_quad.reshape(-1, 1, 2).astype(np.float32)
+    inside = [q for q in find_cards(image) if cv2.pointPolygonTest(outline, tuple(map(float, q.mean(0))), False) > 0]
+    return max(inside, key=lambda q: cv2.contourArea(q)) if inside else None
 
 
 def read_place(classifier, image, quads):
-    """The reading of the card at the located `quads` over it, as the device keeps one reading
-    per place: each quad read (read_cards), the surest kept (vision.reading.surest_first); a
-    card the locator missed (no quads) is "not sure"."""
+    """The reading of the card at the located `quads` over it, as the device reads a place
+    (vision.reading.read_photo: each quad read, the surest kept); a card the locator missed (no
+    quads) is "not sure"."""
     from vision.classifier import NOT_SURE, Prediction
-    from vision.reading import read_cards, surest_first
+    from vision.reading import read_photo
 
-    if not quads:
-        return Prediction(None, 0.0, NOT_SURE)
-    return max(read_cards(classifier, image, quads), key=surest_first)
+    places = read_photo(classifier, image, quads) if quads else []
+    return places[0][1] if places else Prediction(None, 0.0, NOT_SURE)
 
 
 # ---------------------------------------------------------------------------------------------
