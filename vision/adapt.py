@@ -54,7 +54,9 @@ both ways up, its grey detail compared by normalised correlation after a shift s
 pixels, weighted where the deck's cards differ, and its ink), together with the look network
 (template_probabilities, TemplateParams): a label's score is its templates' plus look_weight x its
 nearest sample's similarity; the labels share by the softmax of their scores, the crop is "no
-card" as far as its best score is below card_score, and the reject rule decides. A card's printed
+card" as far as its best score is below card_score (but "not sure" where the trained model leans
+to a card: another deck's card, or one the lamp changed, is shown again rather than passed over),
+and the reject rule decides. A card's printed
 face is fixed: the user's own crop of it, warped, is what a later crop of it looks like, where the
 look network only resembles it. Those read above (colour, ink, "none" views, the model's vote) are
 the look network's alone (`picture_check=False`), the figure beside it in real_eval.

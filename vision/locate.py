@@ -197,10 +197,11 @@ def _found_on_sides(proposals, hull_quads, found, min_area, max_area, support_ma
     (A hull round a card and what touches it, a card beneath, a hand or a square of a checked
     cloth, is often card-shaped itself, the rectangle fitted round both, and then hid the card's
     own sides. In a still frame the stretches of every hull whose rectangle is not a card found
-    are tried: on held-out captures of the
-    printed faces at seeds kept for tuning, 700000 on, the cards not read fell from 37 to 30 of
-    132 Flip 7 and from 29 to 28 of 216 UNO Flip. The placement detector's change mask keeps the
-    old rule: its frames' cost, and a new card there is cut from the table by the change.)"""
+    are tried: on the printed faces' captures kept for tuning (`python -m
+    vision.evaluation.real_eval --tuning-captures`, 6 per Flip 7 card, 2 per UNO Flip card), the
+    cards not read fell from 37 to 30 of 132 Flip 7 and from 29 to 28 of 216 UNO Flip. The
+    placement detector's change mask keeps the old rule: its frames' cost, and a new card there
+    is cut from the table by the change.)"""
     if not proposals:
         return []
     min_side = math.sqrt(min_area / CARD_ASPECT)
@@ -221,8 +222,8 @@ def _found_on_segments(edges, found, min_area, max_area, support_map, ycc, min_s
     A card's outline may belong to no contour of its own (merged with a hand, the card beneath
     or a cloth's lines, or broken by blur), yet two of its sides still show as straight edges.
     (With these and the hull stretches' cards kept beside the cards found, on the printed faces'
-    tuning captures, seeds 700000 on, the cards not read fell from 30 to 21 of 132 Flip 7 and
-    from 28 to 19 of 216 UNO Flip, none misread; kept in _suppress with the others, they
+    tuning captures (as in _found_on_sides), the cards not read fell from 30 to 21 of 132 Flip 7
+    and from 28 to 19 of 216 UNO Flip, none misread; kept in _suppress with the others, they
     replaced a true card as often as a wrong quad.)"""
     min_side = math.sqrt(min_area / CARD_ASPECT)
     quads = _quads_from_segments(edges, min_side, math.sqrt(max_area / CARD_ASPECT))

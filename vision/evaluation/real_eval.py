@@ -30,7 +30,8 @@ confusions. Nothing here trains anything: the photos (classic UNO decks standing
 light side, labelled as the sets' manifests say) are never trained on, and the printed faces
 enter training (`vision.training.train --printed-faces`) only on the "train" split's surfaces and seeds.
 The picture check's design was chosen on the photos' figures, and the locator's border rule on
-the Flip 7 captures', so those are development figures (models/calibration.md says which).
+the Flip 7 captures', so those are development figures (models/calibration.md says which); the
+locator's later rules were chosen on other captures of the same tables (--tuning-captures).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ ART_FOLDERS = {"flip7": "flip7-art", "uno-flip": "uno-flip-art"}
 PHOTO_FOLDER = "uno-photos"
 PHOTO_DECK = "uno-flip"      # the photos stand for UNO Flip's light side
 CAPTURE_SEED = 900_000       # captures' seeds start here: far from any training seed (7, 8, 9, ...)
+TUNING_SEED = 700_000        # other captures, of the same tables, to choose the locator's rules on
 CALIBRATION_SEED = 800_000
 OUTLINED_IOU = 0.85          # a located quad this close to the true one (IoU) is the card's outline
 
@@ -190,15 +192,17 @@ def calibration_crops(deck: str, faces: dict, looks: int) -> dict:
     return crops
 
 
-def read_captures(deck: str, faces: dict, classifiers: dict, captures: int) -> list[dict]:
+def read_captures(deck: str, faces: dict, classifiers: dict, captures: int,
+                  first_seed: int = CAPTURE_SEED) -> list[dict]:
     """Each classifier (name -> classifier) reads `captures` held-out captures of every label of
-    the printed `faces`."""
+    the printed `faces` (their seeds from `first_seed`)."""
     from vision.reading import read_cards
 
-    tallies = {name: Tally(f"{deck} printed faces, held-out tables, {name}") for name in classifiers}
+    tables = "held-out tables" if first_seed == CAPTURE_SEED else f"held-out tables, captures from seed {first_seed}"
+    tallies = {name: Tally(f"{deck} printed faces, {tables}, {name}") for name in classifiers}
     # The model alone at the card's true outline: what the classifier reads when the locator's
     # part is left out (the difference from "out of the box" is the locator's).
-    at_truth = Tally(f"{deck} printed faces, held-out tables, out of the box at the true outline")
+    at_truth = Tally(f"{deck} printed faces, {tables}, out of the box at the true outline")
     from vision.geometry import quad_iou
 
     base = next(iter(classifiers.values()))
@@ -207,7 +211,7 @@ def read_captures(deck: str, faces: dict, classifiers: dict, captures: int) -> l
     t0 = time.perf_counter()
     for i, label in enumerate(labels):
         for k in range(captures):
-            frame, quad = capture(deck, faces, label, CAPTURE_SEED + 1000 * i + k, "heldout")
+            frame, quad = capture(deck, faces, label, first_seed + 1000 * i + k, "heldout")
             found = located_quads(frame, quad)
             missed += not found
             outlined += any(quad_iou(q, quad) >= OUTLINED_IOU for q in found)
@@ -379,6 +383,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--real", required=True, metavar="REAL", help="folder of the real decks (see above)")
     parser.add_argument("--models-dir", metavar="DIR", help="folder of DECK.onnx and DECK.json (default: models/)")
     parser.add_argument("--captures", type=int, default=4, help="held-out captures per label (default: 4)")
+    parser.add_argument("--tuning-captures", action="store_true",
+                        help=f"read the captures kept for tuning (seeds from {TUNING_SEED:,}) instead of the "
+                             f"held-out ones (from {CAPTURE_SEED:,}): the locator's rules are chosen on these")
     parser.add_argument("--no-photos", action="store_true", help="the printed faces only")
     parser.add_argument("--no-captures", action="store_true", help="the photos only")
     parser.add_argument("--photos-per-label", type=int, default=4,
@@ -408,7 +415,8 @@ def main(argv: list[str] | None = None) -> int:
             classifiers[f"after {looks} look(s)"] = CalibratedClassifier(base, profile, args.deck)
             classifiers[f"after {looks} look(s), without the picture check"] = CalibratedClassifier(
                 base, profile, args.deck, picture_check=False)
-        results += read_captures(args.deck, faces, classifiers, args.captures)
+        results += read_captures(args.deck, faces, classifiers, args.captures,
+                                 TUNING_SEED if args.tuning_captures else CAPTURE_SEED)
     if args.deck == PHOTO_DECK and not args.no_photos and (real / PHOTO_FOLDER).is_dir():
         rows = [] if args.rows else None
         results += read_photos(real, base, args.photos_per_label or None, rows_out=rows)
