@@ -205,10 +205,11 @@ def _found_on_sides(proposals, hull_quads, found, min_area, max_area, support_ma
     if not proposals:
         return []
     min_side = math.sqrt(min_area / CARD_ASPECT)
-    quads = np.stack([q for quads in hull_quads for q in quads])
-    shaped = card_shaped(quads)
-    if every_hull:
-        shaped &= _within_found(quads, _areas(quads), np.stack([c.quad for c in found])) if found else False
+    rectangles = np.stack([q for quads in hull_quads for q in quads])
+    shaped = card_shaped(rectangles)
+    if every_hull:      # a hull fits a card only where one was found there (none found: no hull fits)
+        shaped &= (_within_found(rectangles, _areas(rectangles), np.stack([c.quad for c in found])) if found
+                   else False)
     fits = np.logical_or.reduceat(shaped, np.cumsum([0] + [len(quads) for quads in hull_quads[:-1]]))
     sides = [quad for hull, fit in zip(proposals, fits) if not fit for quad in _quads_from_sides(hull, min_side)]
     return _judged(sides, min_area, max_area, support_map, edges, ycc, mask, min_support, min_score,
