@@ -194,7 +194,9 @@ def test_dedupe_matches_plain(iou):
         quads = np.concatenate([base, base[rng.integers(0, 6, 30)]
                                 + rng.normal(0, rng.choice([0.2, 2.0, 8.0]), (30, 4, 2)).astype(np.float32)])
         cands = [L.Candidate(q, float(s)) for q, s in zip(quads, rng.random(len(quads)))]
-        assert [id(c) for c in L._dedupe(cands, iou, 0.25)] == [id(c) for c in _dedupe_plain(cands, iou, 0.25)]
+        plain = [id(c) for c in _dedupe_plain(cands, iou, 0.25)]
+        assert [id(c) for c in L._dedupe(cands, iou, 0.25)] == plain
+        assert [id(c) for c in L._dedupe(cands, iou, 0.25, most=3)] == plain[:3]    # cut short, the same
 
 
 def _order_corners_plain(pts) -> np.ndarray:

@@ -795,17 +795,17 @@ class CalibratedClassifier:
         # show, another deck or a printing the lamp changed: "not sure" (leaning as the model does),
         # so the table is asked to show it again and a run of them offers the walk. (Another
         # physical deck read through a profile was refused almost only as "no card" before.)
-        sees = logits.argmax(axis=1)        # the class the model leans to (its softmax's argmax)
-        unseen = unread & (probs.argmax(axis=1) == self.spec.none_index) & (sees != self.spec.none_index)
+        leaning = logits.argmax(axis=1)     # the class the model leans to (its softmax's argmax)
+        unseen = unread & (probs.argmax(axis=1) == self.spec.none_index) & (leaning != self.spec.none_index)
         if unseen.any():
             rows = np.flatnonzero(unseen)
             probs[rows] = 0.0
-            probs[rows, sees[rows]] = NOT_SURE_SHARE
+            probs[rows, leaning[rows]] = NOT_SURE_SHARE
         # The trained model's own reading counts only in a deck it reads or where it is trusted
         # (below); a trusted one is also asked of the cards the templates name.
         if not (self.profile.model_trusted or (unread.any() and self.profile.model_reads_deck)):
             return probs.astype(np.float32)
-        named, leaning = model_alone_classes(self.base, logits)
+        named, _ = model_alone_classes(self.base, logits)
         if self.profile.model_trusted:
             self._tie_colour_twins(probs, decided, named)
         if not unread.any():

@@ -166,7 +166,7 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
     beside: list[Candidate] = []
     if mask is None or _unexplained_share(mask, [c.quad for c in found]) > UNEXPLAINED:
         on_sides = _found_on_sides(proposals, hull_quads, found, min_area, max_area, support_map, edges, ycc, mask,
-                                   min_support, min_score, every_hull=mask is None)
+                                   min_support, min_score)
         if per_place:
             beside += on_sides
         else:
@@ -190,9 +190,9 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
 
 
 def _found_on_sides(proposals, hull_quads, found, min_area, max_area, support_map, edges, ycc, mask,
-                    min_support, min_score, every_hull: bool = False) -> list[Candidate]:
+                    min_support, min_score) -> list[Candidate]:
     """Cards standing on the straight stretches of the hulls no card fits (see the module's doc);
-    every_hull: of every hull no card found fits, card-shaped or not.
+    without a change mask, of every hull no card found fits, card-shaped or not.
 
     (A hull round a card and what touches it, a card beneath, a hand or a square of a checked
     cloth, is often card-shaped itself, the rectangle fitted round both, and then hid the card's
@@ -207,7 +207,7 @@ def _found_on_sides(proposals, hull_quads, found, min_area, max_area, support_ma
     min_side = math.sqrt(min_area / CARD_ASPECT)
     rectangles = np.stack([q for quads in hull_quads for q in quads])
     shaped = card_shaped(rectangles)
-    if every_hull:      # a hull fits a card only where one was found there (none found: no hull fits)
+    if mask is None:    # a hull fits a card only where one was found there (none found: no hull fits)
         shaped &= (_within_found(rectangles, _areas(rectangles), np.stack([c.quad for c in found])) if found
                    else False)
     fits = np.logical_or.reduceat(shaped, np.cumsum([0] + [len(quads) for quads in hull_quads[:-1]]))
@@ -263,18 +263,29 @@ def _quads_from_segments(edges: np.ndarray, min_side: float, max_side: float) ->
     overlapping = shared >= 0.3 * np.minimum(length[i], length[j])
     i, u, normal, apart, along_j = i[overlapping], u[overlapping], normal[overlapping], apart[overlapping], along_j[overlapping]
     lo, hi = np.minimum(0.0, along_j[:, 0]), np.maximum(length[i], along_j[:, 1])
-    quads = []
-    for k in range(len(i)):
-        span, width = hi[k] - lo[k], abs(apart[k])
-        for card_length in (width * CARD_ASPECT, width / CARD_ASPECT):
-            if span > 1.15 * card_length or card_length < min_side:
-                continue
-            for t in ([lo[k]] if span >= 0.9 * card_length else [lo[k], hi[k] - card_length]):
-                p0 = start[i[k]] + u[k] * t
-                p1 = p0 + u[k] * max(card_length, span)
-                across = normal[k] * apart[k]
-                quads.append(np.stack([p0, p1, p1 + across, p0 + across]).astype(np.float32))
-    return quads
+    # Each pair's card, the distance taken as its short side, then as its long side (option 0, 1);
+    # along the segments the card runs over their span where the span is about the card's length,
+    # else from either end (start 0, 1). Ordered by pair, option, start.
+    span, width = hi - lo, np.abs(apart)
+    pair, option, begin, extent = [], [], [], []
+    for o, card_length in enumerate((width * CARD_ASPECT, width / CARD_ASPECT)):
+        fits = (span <= 1.15 * card_length) & (card_length >= min_side)
+        whole = fits & (span >= 0.9 * card_length)
+        part = fits & ~whole
+        for s, (rows, t, run) in enumerate(((whole | part, lo, np.where(whole, np.maximum(card_length, span), card_length)),
+                                            (part, hi - card_length, card_length))):
+            pair.append(np.flatnonzero(rows))
+            option.append(np.full(rows.sum(), o))
+            begin.append(np.stack([t[rows], np.full(rows.sum(), s)], axis=1))
+            extent.append(run[rows])
+    pair, option = np.concatenate(pair), np.concatenate(option)
+    begin, extent = np.concatenate(begin), np.concatenate(extent)
+    order = np.lexsort((begin[:, 1], option, pair))
+    k, t, run = pair[order], begin[order, 0].astype(np.float32), extent[order].astype(np.float32)
+    p0 = start[i[k]] + u[k] * t[:, None]
+    p1 = p0 + u[k] * run[:, None]
+    across = normal[k] * apart[k][:, None]
+    return list(np.stack([p0, p1, p1 + across, p0 + across], axis=1).astype(np.float32))
 
 
 def _found_doubled(found, min_area, max_area, support_map, edges, ycc, mask, min_support,
@@ -332,7 +343,7 @@ def _judged(rough_quads, min_area, max_area, support_map, edges, ycc, mask, min_
             rough, areas, support = rough[apart], areas[apart], support[apart]
         if len(rough):
             kept = _dedupe([Candidate(q, s) for q, s in zip(rough, support.tolist())], 0.97, ROUGH_MIN_SUPPORT,
-                           areas.tolist())[:limit]
+                           areas.tolist(), most=limit)
             if kept:
                 picked = np.stack([c.quad for c in kept])
                 short = np.sqrt(_areas(picked) / CARD_ASPECT)
@@ -652,33 +663,40 @@ def _median_even(a: np.ndarray, axis: int) -> np.ndarray:
 
 
 def _dedupe(cands: list[Candidate], iou: float, min_support: float,
-            areas: list[float] | None = None, apart: frozenset = frozenset()) -> list[Candidate]:
+            areas: list[float] | None = None, apart: frozenset = frozenset(),
+            most: int | None = None) -> list[Candidate]:
     """Best-supported of each group of near-identical quads; of equally supported ones the
     larger, which is the card's border rather than its printed frame. (areas: the quads' areas
-    when known; apart: pairs of indices (i, j), i < j, that both stay however they overlap.)"""
+    when known; apart: pairs of indices (i, j), i < j, that both stay however they overlap;
+    most: the first `most` kept only, the same as the whole list cut there, and no more work:
+    a still frame's segment pairs propose thousands.)"""
     if not cands:
         return []
     quads = np.stack([c.quad for c in cands]).astype(np.float32, copy=False)
     if areas is None:
         areas = _areas(quads).tolist()
     order = sorted(range(len(cands)), key=lambda i: (round(cands[i].score, 1), areas[i]), reverse=True)
-    # Cheap bounds first, for all pairs at once: IoU <= (bounding boxes' overlap) / (the larger
-    # area), and IoU <= (the smaller area) / (the larger area). (float32, as the areas kept.)
+    # Cheap bounds first, against the quads kept so far: IoU <= (bounding boxes' overlap) / (the
+    # larger area), and IoU <= (the smaller area) / (the larger area). (float32, as the areas kept.)
     lo, hi = quads.min(axis=1), quads.max(axis=1)                                 # (N, 2) each
     area32 = np.array(areas, np.float32)
-    larger = np.maximum(area32[:, None], area32[None, :])
-    overlap = (np.clip(np.minimum(hi[:, None, 0], hi[None, :, 0]) - np.maximum(lo[:, None, 0], lo[None, :, 0]), 0, None)
-               * np.clip(np.minimum(hi[:, None, 1], hi[None, :, 1]) - np.maximum(lo[:, None, 1], lo[None, :, 1]), 0, None))
     iou32 = np.float32(iou)
-    close = ((overlap > iou32 * larger) & (np.minimum(area32[:, None], area32[None, :]) > iou32 * larger)).tolist()
     kept: list[int] = []
     for i in order:
         c = cands[i]
         if c.score < min_support:
             continue
-        row = close[i]
-        if all(quad_iou(c.quad, cands[k].quad) <= iou for k in kept if row[k] and (min(i, k), max(i, k)) not in apart):
-            kept.append(i)
+        if kept:
+            k = np.array(kept)
+            larger = np.maximum(area32[i], area32[k])
+            overlap = (np.clip(np.minimum(hi[i, 0], hi[k, 0]) - np.maximum(lo[i, 0], lo[k, 0]), 0, None)
+                       * np.clip(np.minimum(hi[i, 1], hi[k, 1]) - np.maximum(lo[i, 1], lo[k, 1]), 0, None))
+            near = k[(overlap > iou32 * larger) & (np.minimum(area32[i], area32[k]) > iou32 * larger)].tolist()
+            if not all(quad_iou(c.quad, cands[j].quad) <= iou for j in near if (min(i, j), max(i, j)) not in apart):
+                continue
+        kept.append(i)
+        if most is not None and len(kept) == most:
+            break
     return [cands[i] for i in kept]
 
 

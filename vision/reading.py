@@ -18,6 +18,7 @@ import numpy as np
 
 from vision.classifier import NOT_SURE
 from vision.geometry import intersection_area, quad_area, turned_half_round, warp_card
+from vision.locate import locate_candidates
 
 # (scale, shift along the first side, shift along the second side), in parts of the card's sides.
 NEARBY_OUTLINES = ((1.0, 0.0, 0.0), (1.04, 0.0, 0.0), (0.96, 0.0, 0.0),
@@ -81,8 +82,6 @@ def one_per_place(quads, predictions) -> list[int]:
 def photo_quads(image_bgr: np.ndarray) -> list[np.ndarray]:
     """The quads to read in a still photo: every hypothesis the locator keeps for a reader that
     keeps one reading per place (vision.locate.locate_candidates, keep_nested)."""
-    from vision.locate import locate_candidates
-
     return [c.quad for c in locate_candidates(image_bgr, keep_nested=True)]
 
 

@@ -127,15 +127,20 @@ def read_picture(classifier, image, quad) -> object:
     return classifier.decide(both_ways_probabilities(classifier, [crop])[0])
 
 
-def located_quads(image, true_quad) -> list:
-    """The quads located over the true card (their centres inside it) of those the device reads
-    in a still frame (vision.reading.photo_quads); empty when the locator missed it."""
+def _over(quads, true_quad) -> list:
+    """The quads whose centres lie inside the true card's outline."""
     import cv2
 
+    outline = true_quad.reshape(-1, 1, 2).astype(np.float32)
+    return [q for q in quads if cv2.pointPolygonTest(outline, tuple(map(float, q.mean(0))), False) > 0]
+
+
+def located_quads(image, true_quad) -> list:
+    """The quads over the true card of those the device reads in a still frame
+    (vision.reading.photo_quads); empty when the locator missed it."""
     from vision.reading import photo_quads
 
-    outline = true_quad.reshape(-1, 1, 2).astype(np.float32)
-    return [q for q in photo_quads(image) if cv2.pointPolygonTest(outline, tuple(map(float, q.mean(0))), False) > 0]
+    return _over(photo_quads(image), true_quad)
 
 
 def located_quad(image, true_quad):
@@ -145,8 +150,7 @@ def located_quad(image, true_quad):
 
     from vision.locate import find_cards
 
-    outline = true_quad.reshape(-1, 1, 2).astype(np.float32)
-    inside = [q for q in find_cards(image) if cv2.pointPolygonTest(outline, tuple(map(float, q.mean(0))), False) > 0]
+    inside = _over(find_cards(image), true_quad)
     return max(inside, key=lambda q: cv2.contourArea(q)) if inside else None
 
 
