@@ -37,7 +37,8 @@ model: $(TRAIN_STAMP)
 # The look network that calibration to the user's deck compares cards with (one for every deck):
 # the network of d93e2aa (trained from scratch by `python -m vision.training.train_look --printings 6000
 # --generic-share 0.6667 --uno-numerals-share 0.15`, ~2.2 h on two threads), fine-tuned with
-# look-alikes dealt together and poor captures (docs/history/calibration.md).
+# look-alikes dealt together and poor captures (docs/history/calibration.md). It writes the float
+# network (models/card-look-float.onnx) and the int8 one the device reads (models/card-look.onnx).
 look-model: $(TRAIN_STAMP)
 	mkdir -p data && git show d93e2aa:models/card-look.onnx > data/card-look-d93e2aa.onnx
 	$(PY) -m vision.training.train_look --init data/card-look-d93e2aa.onnx --printings 4000 --generic-share 0.625 \

@@ -130,11 +130,12 @@ def test_a_fine_tune_starts_from_the_exported_network_exactly():
     sidecar = json.loads((MODELS_DIR / "card-look.json").read_text())
     model = build_look_model(width=sidecar["backbone"]["width_multiplier"], input_size=(look.width, look.height),
                              folded=True)
-    load_exported_weights(model, Path(look.name))
+    exported = MODELS_DIR / "card-look-float.onnx"     # the float network the int8 one is quantised from
+    load_exported_weights(model, Path(exported))
     crops = np.random.default_rng(1).integers(0, 255, (3, look.height, look.width, 3), dtype=np.uint8)
     with torch.no_grad():
         mine = model.eval()(torch.from_numpy(normalize(crops))).numpy()
-    np.testing.assert_allclose(mine, look.embed(list(crops)), atol=1e-5)
+    np.testing.assert_allclose(mine, float_embeddings(exported, crops), atol=1e-5)
 
 
 def test_training_samples_mix_the_kinds_and_reuse_a_larger_cache(tmp_path, monkeypatch):
@@ -224,13 +225,67 @@ def test_weights_stored_in_half_precision_read_back_as_float32(tmp_path):
     np.testing.assert_allclose(after, before, rtol=0, atol=0.05)  # 64 products of float16-rounded weights
 
 
-def test_the_committed_look_model_keeps_its_weights_in_half_precision():
+def test_the_committed_float_look_model_keeps_its_weights_in_half_precision():
     import onnx
     from onnx import TensorProto
 
-    model = onnx.load("models/card-look.onnx")
+    model = onnx.load("models/card-look-float.onnx")
     halves = [t for t in model.graph.initializer if t.data_type == TensorProto.FLOAT16]
     assert halves and all(any(n.op_type == "Cast" and n.input[0] == t.name for n in model.graph.node) for t in halves)
+
+
+def float_embeddings(path, crops) -> np.ndarray:
+    """The embeddings of (N, H, W, 3) BGR crops by the float ONNX network at `path`."""
+    import onnxruntime as ort
+
+    from vision.training.dataset import normalize
+
+    return ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"crop": normalize(crops)})[0]
+
+
+def test_the_device_reads_the_int8_network_quantised_from_the_float_one_and_it_embeds_as_that_does():
+    """The committed card-look.onnx is train_look.quantise_look's int8 network (its convolutions
+    QLinearConv), and on rendered crops of printings neither saw it embeds as the float network
+    beside it does: cosines near 1, the same card picked out of each printing's."""
+    import onnx
+
+    nodes = {n.op_type for n in onnx.load("models/card-look.onnx").graph.node}
+    assert "QLinearConv" in nodes and "Conv" not in nodes
+    look = LookModel.load()
+    samples = make_look_samples(3, seed=4321).x                           # (P, L, 2, H, W, 3)
+    crops = samples.reshape(-1, *samples.shape[3:])
+    z_int8 = look.embed(list(crops))
+    z_float = float_embeddings("models/card-look-float.onnx", crops)
+    z_float /= np.linalg.norm(z_float, axis=1, keepdims=True)
+    cosine = (z_int8 * z_float).sum(axis=1)
+    assert np.percentile(cosine, 5) > 0.99 and cosine.min() > 0.97, np.sort(cosine)[:5]
+    for z in (z_int8, z_float):
+        views = z.reshape(*samples.shape[:3], -1)
+        picked = np.einsum("pld,pmd->plm", views[:, :, 1], views[:, :, 0]).argmax(axis=2)
+        assert (picked == np.arange(LABELS_PER_PRINTING)).mean() >= 0.9
+
+
+def test_quantising_writes_an_int8_network_checked_against_its_float_one(tmp_path, monkeypatch):
+    """quantise_look sets the int8 ranges on the first printings of each validation set, checks the
+    result on the rest (cosines and one-shot accuracy, recorded for the sidecar), and refuses an
+    int8 network too far from its float one."""
+    pytest.importorskip("onnx")
+    from pathlib import Path
+
+    from vision.training import train_look
+
+    monkeypatch.setattr(train_look, "QUANTISE_PRINTINGS", 2)
+    val_sets = {"family": make_look_samples(3, seed=77).x, "generic": make_look_samples(3, seed=77, kind="generic").x}
+    out = tmp_path / "card-look.onnx"
+    figures = train_look.quantise_look(Path("models/card-look-float.onnx"), out, val_sets)
+    assert figures["range_crops"] == 2 * 2 * LABELS_PER_PRINTING * VIEWS
+    assert figures["cosine_with_float"]["crops"] == 2 * LABELS_PER_PRINTING * VIEWS
+    assert figures["cosine_with_float"]["1st_percentile"] >= train_look.QUANTISED_MIN_COSINE
+    assert set(figures["family_one_shot_accuracy"]) == {"float", "int8"}
+    assert out.stat().st_size < 0.6 * Path("models/card-look-float.onnx").stat().st_size
+    monkeypatch.setattr(train_look, "QUANTISED_MIN_COSINE", 1.01)
+    with pytest.raises(RuntimeError, match="not close enough"):
+        train_look.quantise_look(Path("models/card-look-float.onnx"), out, val_sets)
 
 
 def test_a_stopped_run_resumed_makes_the_network_an_unbroken_run_makes(tmp_path, monkeypatch, capsys):

@@ -715,7 +715,13 @@ class CalibratedClassifier:
         self._center = np.mean(groups, axis=0)
         self.samples = self._normalised(raw)  # (M, D) centred, unit length
         self.sample_labels = profile.sample_labels
-        self._rows = {int(i): np.flatnonzero(profile.sample_labels == i) for i in present}
+        # Each label's samples as one run of columns: a label's best cosine is one reduceat over it.
+        grouped = np.argsort(profile.sample_labels, kind="stable")
+        self._grouped = grouped[profile.sample_labels[grouped] >= 0]
+        run_labels = profile.sample_labels[self._grouped]
+        self._run_starts = np.flatnonzero(np.r_[True, run_labels[1:] != run_labels[:-1]]) if len(run_labels) else \
+            np.zeros(0, int)
+        self._run_labels = run_labels[self._run_starts]
         self._none_rows = np.flatnonzero(profile.sample_labels < 0)
         self._has_samples = np.isin(np.arange(len(profile.labels)), present)
         self._colour_cards = colour_cards(self.samples, self.sample_labels, profile.labels, deck)
@@ -746,8 +752,8 @@ class CalibratedClassifier:
         z = self._normalised(embeddings)
         cos = z @ self.samples.T
         nearest = np.full((len(cos), len(self.profile.labels)), -1.0)
-        for i, rows in self._rows.items():
-            nearest[:, i] = cos[:, rows].max(axis=1)
+        if len(self._run_labels):
+            nearest[:, self._run_labels] = np.maximum.reduceat(cos[:, self._grouped], self._run_starts, axis=1)
         none = cos[:, self._none_rows].max(axis=1) if len(self._none_rows) else np.full(len(cos), -1.0)
         ink = relative_ink(inks, self._ink_cards) if inks is not None else np.zeros_like(nearest)
         return Similarities(nearest, (z @ self._colour_cards.T).astype(np.float64), none, ink)

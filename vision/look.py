@@ -1,6 +1,7 @@
 """The look network at run time: card crops -> unit-length embeddings that compare card faces.
 
-`models/card-look.onnx` (trained by vision.training.train_look, one network for every deck) maps a
+`models/card-look.onnx` (trained by vision.training.train_look, one network for every deck, read as
+its int8 quantisation: the float original, card-look-float.onnx, is for training only) maps a
 canonical card crop to 128 values of unit length; two captures of the same face of one printing
 have a high cosine, two different faces of that printing a low one. Calibration (vision.adapt)
 stores the embeddings of the user's own cards in a profile and compares every later crop with

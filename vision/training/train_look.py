@@ -31,7 +31,9 @@ and scaled to unit length (the ONNX output `embedding`). `--width` scales the ba
 channels (default 1.5: the committed network, 24-48-48-96-96-192; 1 was the one before, see
 docs/history/calibration.md). `--input-size W H` sets the crop it reads (default 84 x 120, the committed
 network's; 56 x 80 was the one before; the sidecar tells the run time; the data are cached per
-size). The file stores its weights in half precision (store_weights_half). One
+size). The run writes the float network as OUT/card-look-float.onnx, its weights stored in half
+precision (store_weights_half), and the int8 network the device reads as OUT/card-look.onnx
+(quantise_look; `--quantise-only` makes it again from the float file). One
 network serves every deck. Needs the `train` extra (PyTorch); the device reads the ONNX file
 with onnxruntime. Data generation is cached under data/ (each kind apart; a larger set of the
 same seed is made by extending a smaller cache, its first printings being the same) and takes
@@ -382,14 +384,17 @@ def train(args) -> int:
     val_acc = {kind: round(one_shot_accuracy(model, xv), 4) for kind, xv in val_sets.items()}
     x_val = val_sets["family"]
     onnx_path = out_dir / f"{LOOK_NAME}.onnx"
-    export_look(model, onnx_path, x_val[:8].reshape(-1, *x_val.shape[3:]))
+    float_path = out_dir / f"{LOOK_NAME}{FLOAT_SUFFIX}.onnx"
+    export_look(model, float_path, x_val[:8].reshape(-1, *x_val.shape[3:]))
+    quantised = quantise_look(float_path, onnx_path, val_sets)
     from vision.training.dataset import MEAN, STD
     sidecar = {
         "kind": "look-embedding",
         "input": {"width": size[0], "height": size[1], "channel_order": "rgb", "resize": "area"},
         "normalize": {"mean": list(MEAN), "std": list(STD)},
         "embedding_dim": EMBEDDING_DIM,
-        "weights": "float16 in the file, cast to float32 where used (store_weights_half)",
+        "weights": QUANTISED_WEIGHTS,
+        "quantisation": quantised,
         "backbone": {"width_multiplier": args.width, "channels": backbone_channels(args.width)},
         "training": {"seed": args.seed, "printings": args.printings, "epochs": args.epochs,
                      "batch_printings": args.batch_printings, "lr": args.lr, "temperature": TEMPERATURE,
@@ -409,8 +414,129 @@ def train(args) -> int:
     }
     onnx_path.with_suffix(".json").write_text(json.dumps(sidecar, indent=2) + "\n")
     checkpoint.unlink(missing_ok=True)
-    log.info("wrote %s (%.0f kB) in %.1f min; now run: python -m vision.evaluation.foreign_eval --deck flip7", onnx_path,
-             onnx_path.stat().st_size / 1024, (time.perf_counter() - t_start) / 60)
+    log.info("wrote %s (%.0f kB; its float network %s) in %.1f min; now run: python -m vision.evaluation.foreign_eval "
+             "--deck flip7", onnx_path, onnx_path.stat().st_size / 1024, float_path.name, (time.perf_counter() - t_start) / 60)
+    return 0
+
+
+# The device reads an int8 network: onnxruntime's static quantisation (QOperator: QLinearConv and
+# QGemm; activations uint8, weights int8 per output channel, min-max ranges) of the trained float
+# network, which stays beside it (OUT/card-look-float.onnx: what --init fine-tunes and
+# --quantise-only quantises again). reduce_range keeps the weights to 7 bits: x86's AVX2 u8 x s8
+# products saturate otherwise (the 1st percentile of the cosine with the float embedding was 0.88
+# without it, 0.996 with it, on 1,536 rendered crops of validation printings; on the Pi's ARM
+# cores it changes nothing but a bit of precision). One core (bench/vision_bench.py): 1.29 ->
+# 0.73 ms a crop, the same one-shot accuracy within 0.2 points (a throwaway run, 2026-12-04).
+FLOAT_SUFFIX = "-float"
+QUANTISED_WEIGHTS = ("int8 (onnxruntime static quantisation of the float network beside it, "
+                     "card-look-float.onnx: train_look.quantise_look)")
+QUANTISE_PRINTINGS = 64        # validation printings of each kind whose crops set the int8 ranges; the rest check them
+QUANTISED_MIN_COSINE = 0.98    # the check: 1st percentile of the cosine between the int8 and float embeddings
+QUANTISED_MAX_LOSS = 0.01      # and one-shot accuracy lost, of each kind
+
+
+def float32_model(path: Path):
+    """The ONNX model at `path` with store_weights_half undone: float32 initializers, no casts
+    (what onnxruntime's quantiser reads)."""
+    import onnx
+    from onnx import TensorProto, numpy_helper
+
+    model = onnx.load(str(path))
+    graph = model.graph
+    halves = {t.name: t for t in graph.initializer if t.data_type == TensorProto.FLOAT16}
+    casts = [n for n in graph.node if n.op_type == "Cast" and n.input[0] in halves]
+    keep = [t for t in graph.initializer if t.name not in halves]
+    keep += [numpy_helper.from_array(numpy_helper.to_array(halves[n.input[0]]).astype(np.float32), n.output[0])
+             for n in casts]
+    nodes = [n for n in graph.node if n not in casts]
+    del graph.initializer[:]
+    graph.initializer.extend(keep)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return model
+
+
+def quantise_look(float_path: Path, out_path: Path, val_sets: dict[str, np.ndarray]) -> dict:
+    """Write the int8 network of the float one at `float_path` to `out_path` (see FLOAT_SUFFIX),
+    its ranges set by the crops of the first QUANTISE_PRINTINGS printings of each validation set
+    (`val_sets`: kind -> (P, L, V, H, W, 3) crops) and checked on the rest: the cosine between the
+    two networks' embeddings, and each kind's one-shot accuracy with either. Raises RuntimeError
+    when the int8 network is not close enough (QUANTISED_MIN_COSINE, QUANTISED_MAX_LOSS); returns
+    the figures (the sidecar's "quantisation")."""
+    import tempfile
+
+    import onnx
+    import onnxruntime as ort
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    from vision.training.dataset import normalize
+
+    ranges = np.concatenate([x[:QUANTISE_PRINTINGS].reshape(-1, *x.shape[3:]) for x in val_sets.values()])
+
+    class Crops(CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter([{"crop": normalize(ranges[i:i + 64])} for i in range(0, len(ranges), 64)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        plain = Path(tmp) / "float32.onnx"
+        onnx.save(float32_model(float_path), str(plain))
+        quantize_static(str(plain), str(out_path), Crops(), quant_format=QuantFormat.QOperator,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True,
+                        reduce_range=True)
+
+    def embed(path: Path, x: np.ndarray) -> np.ndarray:
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        flat = x.reshape(-1, *x.shape[3:])
+        z = np.concatenate([session.run(None, {"crop": normalize(flat[i:i + 256])})[0] for i in range(0, len(flat), 256)])
+        return z.reshape(*x.shape[:3], -1)
+
+    figures: dict = {"format": "QOperator, activations uint8, weights int8 per channel (7 bits), min-max ranges",
+                     "range_crops": int(len(ranges))}
+    cosines = []
+    for kind, x in val_sets.items():
+        check = x[QUANTISE_PRINTINGS:]
+        if not len(check):
+            continue
+        z_float, z_int8 = embed(float_path, check), embed(out_path, check)
+        cosines.append((z_float * z_int8).sum(axis=-1).ravel())
+        figures[f"{kind}_one_shot_accuracy"] = {"float": round(_one_shot(z_float), 4), "int8": round(_one_shot(z_int8), 4)}
+    if cosines:
+        cosine = np.concatenate(cosines)
+        figures["cosine_with_float"] = {"median": round(float(np.median(cosine)), 4),
+                                        "1st_percentile": round(float(np.percentile(cosine, 1)), 4),
+                                        "crops": int(len(cosine))}
+    log.info("quantised %s -> %s (%.0f kB): %s", float_path.name, out_path, out_path.stat().st_size / 1024,
+             json.dumps({k: v for k, v in figures.items() if k != "format"}))
+    lost = [kind for kind in val_sets if f"{kind}_one_shot_accuracy" in figures and
+            figures[f"{kind}_one_shot_accuracy"]["float"] - figures[f"{kind}_one_shot_accuracy"]["int8"] > QUANTISED_MAX_LOSS]
+    if cosines and (figures["cosine_with_float"]["1st_percentile"] < QUANTISED_MIN_COSINE or lost):
+        raise RuntimeError(f"the int8 look network is not close enough to its float network: {figures}")
+    return figures
+
+
+def _one_shot(z: np.ndarray) -> float:
+    """one_shot_accuracy of embeddings (P, L, 2, D)."""
+    sims = np.einsum("pld,pmd->plm", z[:, :, 1], z[:, :, 0])
+    return float((sims.argmax(2) == np.arange(z.shape[1])).mean())
+
+
+def quantise_only(args) -> int:
+    """--quantise-only: quantise OUT/card-look-float.onnx again into OUT/card-look.onnx, with the
+    validation printings a training run of these arguments uses, and record it in the sidecar."""
+    out_dir = Path(args.out)
+    float_path, onnx_path = out_dir / f"{LOOK_NAME}{FLOAT_SUFFIX}.onnx", out_dir / f"{LOOK_NAME}.onnx"
+    sidecar_path = onnx_path.with_suffix(".json")
+    sidecar = json.loads(sidecar_path.read_text(encoding="utf-8"))
+    size = (sidecar["input"]["width"], sidecar["input"]["height"])
+    val_sets = {kind: cached_look_samples(args.val_printings, args.seed + 1, args.threads, kind, size).x
+                for kind in ("family", "generic")}
+    sidecar["weights"] = QUANTISED_WEIGHTS
+    sidecar["quantisation"] = quantise_look(float_path, onnx_path, val_sets)
+    sidecar_path.write_text(json.dumps(sidecar, indent=2) + "\n")
+    log.info("wrote %s and %s", onnx_path, sidecar_path)
     return 0
 
 
@@ -502,6 +628,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="fine-tune this exported look model (its batch norms stay folded) instead of "
                              "training a new network; --width and --input-size must match it")
     parser.add_argument("--out", default=str(MODELS_DIR), help="output folder (default: models/)")
+    parser.add_argument("--quantise-only", action="store_true",
+                        help=f"train nothing: quantise OUT/{LOOK_NAME}{FLOAT_SUFFIX}.onnx (the float network a run "
+                             f"exports) into OUT/{LOOK_NAME}.onnx again, its int8 ranges set by this --seed's "
+                             "validation printings, and record it in the sidecar")
     parser.add_argument("--resume", action="store_true",
                         help=f"go on from the last epoch kept in OUT/{CHECKPOINT_NAME} by a run of this same "
                              "command that was stopped")
@@ -514,6 +644,11 @@ def main(argv: list[str] | None = None) -> int:
         if not Path(args.init).is_file():
             parser.error(f"--init {args.init}: no such file")
         args.init_sha256 = hashlib.sha256(Path(args.init).read_bytes()).hexdigest()
+    if args.quantise_only:
+        if not (Path(args.out) / f"{LOOK_NAME}{FLOAT_SUFFIX}.onnx").is_file():
+            parser.error(f"--quantise-only: no {Path(args.out) / f'{LOOK_NAME}{FLOAT_SUFFIX}.onnx'} to quantise")
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+        return quantise_only(args)
     args.resume_state = None
     checkpoint = Path(args.out) / CHECKPOINT_NAME
     if args.resume:  # refused now, not after the data are made
