@@ -251,18 +251,37 @@ def test_printed_faces_are_outlined_on_held_out_tables(deck, folder, per_card, a
     assert outlined >= at_least, f"{outlined} of {per_card * len(faces)} printed captures outlined"
 
 
+def test_a_card_inside_a_card_shaped_square_of_a_checked_cloth_is_a_fallback_in_a_still_frame():
+    """A card lined up inside a card-shaped square of a checked cloth, holding most of it, goes
+    as that square's printed frame; in a still frame read per place (keep_nested, no change mask)
+    it comes back as a fallback, read where the square is not named (vision.reading.read_photo)."""
+    from vision.locate import locate_candidates
+
+    rng = np.random.default_rng(0)
+    frame = surface(rng, "light")
+    square, card = card_quad((320, 240), 8, 260), card_quad((320, 240), 8, 208)
+    cv2.fillConvexPoly(frame, np.round(square).astype(np.int32), (60, 90, 150))
+    place(frame, card_face(rng, "5", (40, 140, 60)), card)
+    assert best_iou(square, find_cards(frame)) >= 0.9 and best_iou(card, find_cards(frame)) < 0.7
+    found = locate_candidates(frame, keep_nested=True)
+    assert best_iou(square, [c.quad for c in found if not c.fallback]) >= 0.9
+    assert best_iou(card, [c.quad for c in found if c.fallback]) >= 0.9
+
+
 @pytest.mark.skipif(not (REAL / "flip7-art").is_dir(),
                     reason=f"the real decks are not beside the repo ({REAL}): a user's clone has none")
-@pytest.mark.parametrize("deck, folder, per_card, at_most", [("flip7", "flip7-art", 4, 12),
-                                                             ("uno-flip", "uno-flip-art", 1, 9)])
+@pytest.mark.parametrize("deck, folder, per_card, at_most", [("flip7", "flip7-art", 4, 11),
+                                                             ("uno-flip", "uno-flip-art", 1, 7)])
 def test_printed_faces_read_per_place_on_held_out_tables_are_seldom_refused(deck, folder, per_card, at_most):
     """The captures above read as a still photo is read (vision.reading.read_photo: every quad
     the locator keeps for a reader keeping one reading per place, the surest kept) out of the
     box, as `vision.evaluation.real_eval` reads them: none misread, at most `at_most` refused.
     Before the cards proposed by straight stretches and by parallel edge segments were kept
-    beside the cards found, Flip 7 refused 18 of 88 and UNO Flip 13 of 108; 11 and 8 after."""
+    beside the cards found, Flip 7 refused 18 of 88 and UNO Flip 13 of 108; 11 and 8 after; 11
+    and 7 once segments were also looked for at softer edge thresholds and the cards suppression
+    dropped were read as fallbacks (vision.locate.SOFT_EDGES)."""
     from vision.classifier import CardClassifier
-    from vision.evaluation.real_eval import CAPTURE_SEED, capture, located_quads, read_place
+    from vision.evaluation.real_eval import CAPTURE_SEED, capture, located_candidates, read_place
     from vision.synth.printed import load_printed_faces
 
     faces = load_printed_faces(deck, REAL / folder)
@@ -271,7 +290,7 @@ def test_printed_faces_read_per_place_on_held_out_tables_are_seldom_refused(deck
     for i, label in enumerate(sorted(faces)):
         for k in range(per_card):
             frame, quad = capture(deck, faces, label, CAPTURE_SEED + 1000 * i + k, "heldout")
-            got = read_place(classifier, frame, located_quads(frame, quad)).label
+            got = read_place(classifier, frame, located_candidates(frame, quad)).label
             refused += got is None
             if got not in (None, label):
                 wrong.append(f"{label} read as {got}")

@@ -70,3 +70,61 @@ def test_one_reading_is_kept_per_place_the_surest_first():
     assert one_per_place(quads, readings) == [2, 3]
     readings[2] = Prediction(None, 0.4, NOT_SURE, "7")       # no card named there: the surer "not sure"
     assert one_per_place(quads, readings) == [1, 3]
+
+
+class _ByColour:
+    """A stand-in classifier of one card, "7", read by the crop's dominant colour: green a sure 7,
+    blue a 7 named by the model's own bar but below FALLBACK_CONFIDENCE, red no card. It keeps
+    the mean colour of every crop it was asked to read."""
+    classes = ("7", "none")
+
+    def __init__(self):
+        self.seen = []
+
+    def probabilities(self, crops):
+        out = []
+        for crop in crops:
+            mean = crop.reshape(-1, 3).mean(axis=0)
+            self.seen.append(int(mean.argmax()))
+            out.append({1: [0.95, 0.05], 0: [0.75, 0.25]}.get(int(mean.argmax()), [0.0, 1.0]))
+        return np.array(out, np.float32)
+
+    def decide(self, probs):
+        from vision.classifier import reject_rule
+
+        return reject_rule(probs, self.classes, 1, 0.6, 0.3)
+
+
+def test_a_fallback_outline_is_read_only_where_nothing_is_named_and_names_a_card_only_when_sure():
+    """read_photo: the locator's fallbacks (vision.locate.Candidate.fallback: cards found that
+    suppression dropped) are read only at places none of its other quads named a card, and name
+    one only at FALLBACK_CONFIDENCE; below it they are "not sure"."""
+    import cv2
+
+    from vision.classifier import NOT_SURE
+    from vision.locate import Candidate
+    from vision.reading import FALLBACK_CONFIDENCE, read_photo
+
+    assert 0.75 < FALLBACK_CONFIDENCE
+    frame = np.zeros((480, 760, 3), np.uint8)
+    places = {}
+    for name, x, inner_colour, outer_colour in (("square", 130, (0, 255, 0), (0, 0, 255)),
+                                                ("named", 380, (0, 255, 0), (0, 255, 0)),
+                                                ("unsure", 630, (255, 0, 0), (0, 0, 255))):
+        outer = card_quad((x, 240), 0, 220)
+        inner = ((outer - outer.mean(axis=0)) * 0.5 + outer.mean(axis=0)).astype(np.float32)
+        cv2.fillConvexPoly(frame, np.round(outer).astype(np.int32), outer_colour)
+        cv2.fillConvexPoly(frame, np.round(inner).astype(np.int32), inner_colour)
+        places[name] = (outer, inner)
+    candidates = [Candidate(outer, 1.0) for outer, _ in places.values()]
+    candidates += [Candidate(inner, 0.9, fallback=True) for _, inner in places.values()]
+    classifier = _ByColour()
+    read = read_photo(classifier, frame, candidates)
+    assert len(read) == 3                                       # one reading per place
+    by_place = {name: next(p for q, p in read if np.allclose(q.mean(axis=0), outer.mean(axis=0)))
+                for name, (outer, _) in places.items()}
+    assert by_place["square"].label == "7"                      # the square reads no card, the card in it a 7
+    assert by_place["named"].label == "7"
+    assert by_place["unsure"].label is None and by_place["unsure"].reason == NOT_SURE
+    # the three outer quads and two fallbacks read, each both ways up; not the fallback at the named place
+    assert len(classifier.seen) == 2 * 5

@@ -16,9 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from vision.classifier import NOT_SURE
+from vision.classifier import NOT_SURE, Prediction
 from vision.geometry import intersection_area, quad_area, turned_half_round, warp_card
 from vision.locate import locate_candidates
+
+# A locator's fallback outline (read where nothing at its place was named) names its card only at
+# this confidence, above the model's own bar: each outline more read at a place is one more chance
+# to misread it (flip7's rendered end-to-end scenes: a +8 read as a +6 at 0.69 at a fallback).
+FALLBACK_CONFIDENCE = 0.9
 
 # (scale, shift along the first side, shift along the second side), in parts of the card's sides.
 NEARBY_OUTLINES = ((1.0, 0.0, 0.0), (1.04, 0.0, 0.0), (0.96, 0.0, 0.0),
@@ -68,29 +73,40 @@ def surest_first(prediction) -> tuple:
     return (prediction.label is not None, prediction.reason == NOT_SURE, prediction.confidence)
 
 
+def same_place(a, b) -> bool:
+    """Two quads lie at one place: they overlap by at least half the smaller one's area."""
+    return intersection_area(a, b) >= 0.5 * min(quad_area(a), quad_area(b))
+
+
 def one_per_place(quads, predictions) -> list[int]:
-    """Indices of the readings kept, one per place, surest first (surest_first): of quads
-    overlapping by at least half the smaller one's area, the surest reading's."""
+    """Indices of the readings kept, one per place (same_place), surest first (surest_first)."""
     chosen: list[int] = []
     for i in sorted(range(len(quads)), key=lambda i: surest_first(predictions[i]), reverse=True):
-        area = quad_area(quads[i])
-        if all(intersection_area(quads[i], quads[k]) < 0.5 * min(area, quad_area(quads[k])) for k in chosen):
+        if not any(same_place(quads[i], quads[k]) for k in chosen):
             chosen.append(i)
     return chosen
 
 
-def photo_quads(image_bgr: np.ndarray) -> list[np.ndarray]:
-    """The quads to read in a still photo: every hypothesis the locator keeps for a reader that
-    keeps one reading per place (vision.locate.locate_candidates, keep_nested)."""
-    return [c.quad for c in locate_candidates(image_bgr, keep_nested=True)]
+def photo_candidates(image_bgr: np.ndarray) -> list:
+    """The locator's hypotheses in a still photo for a reader that keeps one reading per place
+    (vision.locate.locate_candidates, keep_nested: Candidates, some of them fallbacks)."""
+    return locate_candidates(image_bgr, keep_nested=True)
 
 
-def read_photo(classifier, image_bgr: np.ndarray, quads=None) -> list[tuple[np.ndarray, object]]:
+def read_photo(classifier, image_bgr: np.ndarray, candidates=None) -> list[tuple[np.ndarray, object]]:
     """(quad, reading) of each place where something card-shaped lies in a still photo, as the
-    placement detector reads a frame: every quad located (photo_quads, unless given) read as
-    read_cards reads one, and one reading kept per place (one_per_place), in the order kept."""
-    quads = photo_quads(image_bgr) if quads is None else list(quads)
+    placement detector reads a frame: every quad located (photo_candidates, unless given) read as
+    read_cards reads one, then the locator's fallbacks (Candidate.fallback) lying where none of
+    those is named (named only at FALLBACK_CONFIDENCE), and one reading kept per place
+    (one_per_place), in the order kept."""
+    candidates = photo_candidates(image_bgr) if candidates is None else list(candidates)
+    quads = [c.quad for c in candidates if not c.fallback]
     predictions = read_cards(classifier, image_bgr, quads)
+    named = [q for q, p in zip(quads, predictions) if p.label is not None]
+    later = [c.quad for c in candidates if c.fallback and not any(same_place(c.quad, q) for q in named)]
+    quads += later
+    predictions += [p if p.label is None or p.confidence >= FALLBACK_CONFIDENCE
+                    else Prediction(None, p.confidence, NOT_SURE, p.label) for p in read_cards(classifier, image_bgr, later)]
     return [(quads[i], predictions[i]) for i in one_per_place(quads, predictions)]
 
 

@@ -129,18 +129,23 @@ def read_picture(classifier, image, quad) -> object:
 
 def _over(quads, true_quad) -> list:
     """The quads whose centres lie inside the true card's outline."""
+    return [quads[i] for i in _over_index(quads, true_quad)]
+
+
+def _over_index(quads, true_quad) -> list[int]:
     import cv2
 
     outline = true_quad.reshape(-1, 1, 2).astype(np.float32)
-    return [q for q in quads if cv2.pointPolygonTest(outline, tuple(map(float, q.mean(0))), False) > 0]
+    return [i for i, q in enumerate(quads) if cv2.pointPolygonTest(outline, tuple(map(float, q.mean(0))), False) > 0]
 
 
-def located_quads(image, true_quad) -> list:
-    """The quads over the true card of those the device reads in a still frame
-    (vision.reading.photo_quads); empty when the locator missed it."""
-    from vision.reading import photo_quads
+def located_candidates(image, true_quad) -> list:
+    """The locator's hypotheses over the true card of those the device reads in a still frame
+    (vision.reading.photo_candidates); empty when the locator missed it."""
+    from vision.reading import photo_candidates
 
-    return _over(photo_quads(image), true_quad)
+    candidates = photo_candidates(image)
+    return [candidates[i] for i in _over_index([c.quad for c in candidates], true_quad)]
 
 
 def located_quad(image, true_quad):
@@ -154,14 +159,14 @@ def located_quad(image, true_quad):
     return max(inside, key=lambda q: cv2.contourArea(q)) if inside else None
 
 
-def read_place(classifier, image, quads):
-    """The reading of the card at the located `quads` over it, as the device reads a place
+def read_place(classifier, image, candidates):
+    """The reading of the card at the `candidates` located over it, as the device reads a place
     (vision.reading.read_photo: each quad read, the surest kept); a card the locator missed (no
-    quads) is "not sure"."""
+    candidates) is "not sure"."""
     from vision.classifier import NOT_SURE, Prediction
     from vision.reading import read_photo
 
-    places = read_photo(classifier, image, quads) if quads else []
+    places = read_photo(classifier, image, candidates) if candidates else []
     return places[0][1] if places else Prediction(None, 0.0, NOT_SURE)
 
 
@@ -216,9 +221,9 @@ def read_captures(deck: str, faces: dict, classifiers: dict, captures: int,
     for i, label in enumerate(labels):
         for k in range(captures):
             frame, quad = capture(deck, faces, label, first_seed + 1000 * i + k, "heldout")
-            found = located_quads(frame, quad)
+            found = located_candidates(frame, quad)
             missed += not found
-            outlined += any(quad_iou(q, quad) >= OUTLINED_IOU for q in found)
+            outlined += any(quad_iou(c.quad, quad) >= OUTLINED_IOU for c in found)
             at_truth.add(label, read_cards(base, frame, [quad])[0])
             for name, classifier in classifiers.items():
                 tallies[name].add(label, read_place(classifier, frame, found))
