@@ -211,11 +211,12 @@ def test_a_card_the_templates_name_is_not_unread_by_the_models_leaning_to_a_card
     assert (unsure.label, unsure.reason, unsure.leaning) == (None, NOT_SURE, "red-9")
 
 
-def test_a_card_the_templates_name_is_not_sure_where_a_trusted_model_names_its_colour_twin(uno_model, uno_profile):
+def test_a_card_the_templates_name_is_not_sure_where_a_trusted_model_names_another(uno_model, uno_profile):
     """Where the model misnamed none of the walk's crops (Profile.model_trusted) and names a crop
-    as the same symbol in another colour than its templates do, the crop is "not sure" (the
-    printed UNO Flip deck's pink 9, read as the purple 9 by its templates and as the pink 9 by the
-    model). A model not trusted, or naming another symbol, does not count against the templates."""
+    another card than its templates do, its colour twin or, where the model is sure of it
+    (MODEL_SURE_OTHERWISE), another symbol, the crop is "not sure" (the printed UNO Flip deck's
+    pink 9, read as the purple 9 by its templates and as the pink 9 by the model; Flip 7's +6 and
+    +8). A model not trusted does not count against the templates."""
     from vision.adapt import CalibratedClassifier
     from vision.classifier import NOT_SURE
 
@@ -225,16 +226,18 @@ def test_a_card_the_templates_name_is_not_sure_where_a_trusted_model_names_its_c
     assert trusted.model_trusted and not untrusted.model_trusted
     face = uno_faces(SHOWN)["blue-8"]
 
-    def read(profile, model_names):
+    def read(profile, model_names, logit=12.0):
         logits = np.zeros((1, len(uno_model.spec.classes)), np.float32)
-        logits[0, uno_model.spec.classes.index(model_names)] = 12.0
+        logits[0, uno_model.spec.classes.index(model_names)] = logit
         reading = CalibratedClassifier(uno_model, profile, UNO)
         got = reading.decide(reading.template_probabilities([face], logits, reading.look.embed([face]))[0])
         return got.label or got.reason
 
     assert read(trusted, "red-8") == NOT_SURE          # its colour twin, by a trusted model
     assert read(untrusted, "red-8") == "blue-8"
-    assert read(trusted, "blue-3") == "blue-8"         # another symbol
+    assert read(trusted, "blue-3") == NOT_SURE         # another symbol, the model sure of it
+    assert read(untrusted, "blue-3") == "blue-8"
+    assert read(trusted, "blue-3", logit=6.1) == "blue-8"   # named at about 0.8: the templates stand
     assert read(trusted, "blue-8") == "blue-8"
 
 
