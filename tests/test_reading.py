@@ -128,3 +128,29 @@ def test_a_fallback_outline_is_read_only_where_nothing_is_named_and_names_a_card
     assert by_place["unsure"].label is None and by_place["unsure"].reason == NOT_SURE
     # the three outer quads and two fallbacks read, each both ways up; not the fallback at the named place
     assert len(classifier.seen) == 2 * 5
+
+
+def test_a_dark_card_the_photo_outlines_only_with_its_shadows_lifted_is_read_there_as_a_fallback():
+    """photo_candidates also locates the photo with its shadows lifted (SHADOWS_LIFTED): a dark
+    UNO Flip card on a dotted cloth under a hand (a rendered scene, the "heldout" split's cloth)
+    has no outline the locator finds in the photo itself, and is read at the lifted one; the
+    lifted outlines that are new are fallbacks (read where nothing is named, sure or not sure)."""
+    from vision.classifier import CardClassifier
+    from vision.geometry import quad_iou
+    from vision.locate import locate_candidates
+    from vision.reading import SAME_OUTLINE, photo_candidates, read_photo
+    from vision.synth.scenes import make_scene
+
+    frame, cards = make_scene(np.random.default_rng(41), ["purple-4"], "uno-flip", split="heldout",
+                              extra_cards=False)
+    card = cards[0].quad
+    classifier = CardClassifier.load("uno-flip")
+    plain = locate_candidates(frame, keep_nested=True)
+    assert not any(p.label for _, p in read_photo(classifier, frame, plain))
+    candidates = photo_candidates(frame)
+    assert all(np.array_equal(a.quad, b.quad) and a.fallback == b.fallback for a, b in zip(candidates, plain))
+    lifted = candidates[len(plain):]
+    assert lifted and all(c.fallback for c in lifted)
+    assert all(quad_iou(c.quad, p.quad) < SAME_OUTLINE for c in lifted for p in plain)
+    named = [(q, p) for q, p in read_photo(classifier, frame, candidates) if p.label]
+    assert [p.label for _, p in named] == ["purple-4"] and quad_iou(named[0][0], card) > 0.9
