@@ -294,7 +294,17 @@ def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays
         quads = find_cards(frame)
         classifier.classify_batch([warp_card(frame, q) for q in quads[:1]])
     whole_ms = timed(whole_frame, max(len(frames), repeats // 10), warmup=2)
-    print(f"whole-frame locate + warp + classify (scan, no change mask): {summary(whole_ms)}")
+    print(f"whole-frame locate + warp + classify (largest card, no change mask): {summary(whole_ms)}")
+    # A still photo read per place (`tablemate scan`, the UNO Flip hand scan): every hypothesis of
+    # the locator's, in the photo and at its two other tones (vision.reading.photo_candidates), read.
+    from vision.reading import read_photo
+
+    def still_photo():
+        frame, _ = frames[k[0] % len(frames)]
+        k[0] += 1
+        read_photo(classifier, frame)
+    photo_ms = timed(still_photo, max(len(frames), repeats // 10), warmup=2)
+    print(f"still photo read per place (scan, hand scan: read_photo):  {summary(photo_ms)}")
     print(f"resident memory added while measuring: {rss_mb() - rss0:.1f} MB")
     which, locate = placement_frames(steps)
     return {"placement_step": which, "judge": statistics.median(steps.get("judge") or [float("nan")]),

@@ -130,6 +130,26 @@ def test_a_fallback_outline_is_read_only_where_nothing_is_named_and_names_a_card
     assert len(classifier.seen) == 2 * 5
 
 
+
+def test_an_outline_found_at_another_tone_is_a_place_only_where_it_names_a_card():
+    """read_photo: a fallback found at another tone of the photo (Candidate.only_if_named) that
+    names no card at FALLBACK_CONFIDENCE is no place at all (an empty table's scan lists nothing),
+    where a locator's fallback reads "not sure"; one that names a card is read as any fallback."""
+    import cv2
+
+    from vision.locate import Candidate
+    from vision.reading import read_photo
+
+    frame = np.zeros((480, 520, 3), np.uint8)
+    quads = {}
+    for name, x, colour in (("blue", 130, (255, 0, 0)), ("green", 390, (0, 255, 0))):
+        quads[name] = card_quad((x, 240), 0, 220)
+        cv2.fillConvexPoly(frame, np.round(quads[name]).astype(np.int32), colour)
+    read = read_photo(_ByColour(), frame, [Candidate(q, 0.9, fallback=True, only_if_named=True) for q in quads.values()])
+    assert [(p.label, np.allclose(q, quads["green"])) for q, p in read] == [("7", True)]
+    read = read_photo(_ByColour(), frame, [Candidate(quads["blue"], 0.9, fallback=True)])
+    assert [p.label for _, p in read] == [None] and read[0][1].reason == "not sure"
+
 def test_a_dark_card_the_photo_outlines_only_with_its_shadows_lifted_is_read_there_as_a_fallback():
     """photo_candidates also locates the photo with its shadows lifted (SHADOWS_LIFTED): a dark
     UNO Flip card on a dotted cloth under a hand (a rendered scene, the "heldout" split's cloth)
@@ -150,7 +170,7 @@ def test_a_dark_card_the_photo_outlines_only_with_its_shadows_lifted_is_read_the
     candidates = photo_candidates(frame)
     assert all(np.array_equal(a.quad, b.quad) and a.fallback == b.fallback for a, b in zip(candidates, plain))
     lifted = candidates[len(plain):]
-    assert lifted and all(c.fallback for c in lifted)
+    assert lifted and all(c.fallback and c.only_if_named for c in lifted)
     assert all(quad_iou(c.quad, p.quad) < SAME_OUTLINE for c in lifted for p in plain)
     named = [(q, p) for q, p in read_photo(classifier, frame, candidates) if p.label]
     assert [p.label for _, p in named] == ["purple-4"] and quad_iou(named[0][0], card) > 0.9

@@ -88,6 +88,9 @@ class Candidate:
     score: float           # 0..1: share of the outline on edges x share with colour contrast across
     # A still frame's hypothesis read only where nothing at its place is named (vision.reading.read_photo)
     fallback: bool = False
+    # ... and, where it names no card, no place at all (an outline found at another tone of the
+    # photo: vision.reading.photo_candidates)
+    only_if_named: bool = False
 
 
 def find_cards(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01, max_area_frac: float = 0.6,

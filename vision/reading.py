@@ -24,16 +24,20 @@ from vision.locate import Candidate, locate_candidates
 # this confidence, above the model's own bar: each outline more read at a place is one more chance
 # to misread it (flip7's rendered end-to-end scenes: a +8 read as a +6 at 0.69 at a fallback).
 FALLBACK_CONFIDENCE = 0.9
-# A still photo is also located with its shadows lifted (each channel to this power, 0-1): a dark
-# card on a dark or busy cloth (UNO Flip's dark side, a card in a hand's shadow) has a border too
-# faint at the frame's own edge thresholds. An outline found there that is not one found already
-# (IoU below SAME_OUTLINE) is a fallback, read in the photo itself. On the printed faces' tuning
-# captures (real_eval --tuning-captures) cards not read 30 -> 24 of 264 Flip 7 and 24 -> 12 of 432
-# UNO Flip, none misread; read as any other outline rather than as fallbacks, 23 and 10, but the
-# rendered scenes' false cards on the cloth went 2 -> 5 and 0 -> 2 (a checked cloth read as a card).
+# A still photo is also located with its shadows lifted (each channel to this power, 0-1), then
+# with its highlights deepened (to this power, above 1): a dark card on a dark or busy cloth (UNO
+# Flip's dark side, a card in a hand's shadow), or a cream card on a pale cloth or on a card like
+# it, has a border too faint at the frame's own edge thresholds. An outline found at another tone
+# that is not one found already (IoU below SAME_OUTLINE) is a fallback, read in the photo itself.
+# On the printed faces' tuning captures (real_eval --tuning-captures) cards not read: Flip 7 30 ->
+# 24 -> 21 of 264, UNO Flip 24 -> 12 -> 11 of 432, none misread. Read as any other outline rather
+# than as fallbacks, the lifted ones took the rendered scenes' false cards on the cloth 2 -> 5 and
+# 0 -> 2 (a checked cloth read as a card); as fallbacks, none more.
 SHADOWS_LIFTED = 0.5
+HIGHLIGHTS_DEEPENED = 2.0
 SAME_OUTLINE = 0.9
-_LIFT = (np.linspace(0.0, 1.0, 256) ** SHADOWS_LIFTED * 255.0 + 0.5).astype(np.uint8)
+_TONES = tuple((np.linspace(0.0, 1.0, 256) ** power * 255.0 + 0.5).astype(np.uint8)
+               for power in (SHADOWS_LIFTED, HIGHLIGHTS_DEEPENED))
 
 # (scale, shift along the first side, shift along the second side), in parts of the card's sides.
 NEARBY_OUTLINES = ((1.0, 0.0, 0.0), (1.04, 0.0, 0.0), (0.96, 0.0, 0.0),
@@ -100,32 +104,39 @@ def one_per_place(quads, predictions) -> list[int]:
 def photo_candidates(image_bgr: np.ndarray) -> list:
     """The locator's hypotheses in a still photo for a reader that keeps one reading per place
     (vision.locate.locate_candidates, keep_nested: Candidates, some of them fallbacks), in the
-    photo and in the photo with its shadows lifted (SHADOWS_LIFTED): the second's that are not
-    the first's (IoU < SAME_OUTLINE) follow the first's, as fallbacks."""
+    photo, then in the photo with its shadows lifted and with its highlights deepened
+    (SHADOWS_LIFTED, HIGHLIGHTS_DEEPENED): the outlines those find that are not found already
+    (IoU < SAME_OUTLINE) follow, as fallbacks that are no place unless they name a card."""
     import cv2
 
     from vision.geometry import quad_iou
 
     found = locate_candidates(image_bgr, keep_nested=True)
-    lifted = locate_candidates(cv2.LUT(image_bgr, _LIFT), keep_nested=True)
-    return found + [Candidate(c.quad, c.score, fallback=True) for c in lifted
-                    if all(quad_iou(c.quad, f.quad) < SAME_OUTLINE for f in found)]
+    for tone in _TONES:
+        for c in locate_candidates(cv2.LUT(image_bgr, tone), keep_nested=True):
+            if all(quad_iou(c.quad, f.quad) < SAME_OUTLINE for f in found):
+                found.append(Candidate(c.quad, c.score, fallback=True, only_if_named=True))
+    return found
 
 
 def read_photo(classifier, image_bgr: np.ndarray, candidates=None) -> list[tuple[np.ndarray, object]]:
     """(quad, reading) of each place where something card-shaped lies in a still photo, as the
     placement detector reads a frame: every quad located (photo_candidates, unless given) read as
     read_cards reads one, then the locator's fallbacks (Candidate.fallback) lying where none of
-    those is named (named only at FALLBACK_CONFIDENCE), and one reading kept per place
+    those is named (named only at FALLBACK_CONFIDENCE; one found at another tone of the photo,
+    Candidate.only_if_named, is no place unless it names a card), and one reading kept per place
     (one_per_place), in the order kept."""
     candidates = photo_candidates(image_bgr) if candidates is None else list(candidates)
     quads = [c.quad for c in candidates if not c.fallback]
     predictions = read_cards(classifier, image_bgr, quads)
     named = [q for q, p in zip(quads, predictions) if p.label is not None]
-    later = [c.quad for c in candidates if c.fallback and not any(same_place(c.quad, q) for q in named)]
-    quads += later
-    predictions += [p if p.label is None or p.confidence >= FALLBACK_CONFIDENCE
-                    else Prediction(None, p.confidence, NOT_SURE, p.label) for p in read_cards(classifier, image_bgr, later)]
+    later = [c for c in candidates if c.fallback and not any(same_place(c.quad, q) for q in named)]
+    for c, p in zip(later, read_cards(classifier, image_bgr, [c.quad for c in later])):
+        sure = p.label is not None and p.confidence >= FALLBACK_CONFIDENCE
+        if c.only_if_named and not sure:
+            continue
+        quads.append(c.quad)
+        predictions.append(p if p.label is None or sure else Prediction(None, p.confidence, NOT_SURE, p.label))
     return [(quads[i], predictions[i]) for i in one_per_place(quads, predictions)]
 
 
