@@ -150,11 +150,13 @@ def test_an_outline_found_at_another_tone_is_a_place_only_where_it_names_a_card(
     read = read_photo(_ByColour(), frame, [Candidate(quads["blue"], 0.9, fallback=True)])
     assert [p.label for _, p in read] == [None] and read[0][1].reason == "not sure"
 
+
 def test_a_dark_card_the_photo_outlines_only_with_its_shadows_lifted_is_read_there_as_a_fallback():
-    """photo_candidates also locates the photo with its shadows lifted (SHADOWS_LIFTED): a dark
+    """photo_candidates also locates the photo with its shadows lifted (OTHER_TONES): a dark
     UNO Flip card on a dotted cloth under a hand (a rendered scene, the "heldout" split's cloth)
     has no outline the locator finds in the photo itself, and is read at the lifted one; the
-    lifted outlines that are new are fallbacks (read where nothing is named, sure or not sure)."""
+    outlines new at other tones are fallbacks (read where nothing is named), a place only where
+    they name a card."""
     from vision.classifier import CardClassifier
     from vision.geometry import quad_iou
     from vision.locate import locate_candidates

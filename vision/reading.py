@@ -24,20 +24,19 @@ from vision.locate import Candidate, locate_candidates
 # this confidence, above the model's own bar: each outline more read at a place is one more chance
 # to misread it (flip7's rendered end-to-end scenes: a +8 read as a +6 at 0.69 at a fallback).
 FALLBACK_CONFIDENCE = 0.9
-# A still photo is also located with its shadows lifted (each channel to this power, 0-1), then
-# with its highlights deepened (to this power, above 1): a dark card on a dark or busy cloth (UNO
-# Flip's dark side, a card in a hand's shadow), or a cream card on a pale cloth or on a card like
-# it, has a border too faint at the frame's own edge thresholds. An outline found at another tone
-# that is not one found already (IoU below SAME_OUTLINE) is a fallback, read in the photo itself.
-# On the printed faces' tuning captures (real_eval --tuning-captures) cards not read: Flip 7 30 ->
-# 24 -> 21 of 264, UNO Flip 24 -> 12 -> 11 of 432, none misread. Read as any other outline rather
-# than as fallbacks, the lifted ones took the rendered scenes' false cards on the cloth 2 -> 5 and
-# 0 -> 2 (a checked cloth read as a card); as fallbacks, none more.
-SHADOWS_LIFTED = 0.5
-HIGHLIGHTS_DEEPENED = 2.0
+# A still photo is also located at other tones, each channel raised to each power of OTHER_TONES
+# in turn: its shadows lifted (0.5), its highlights deepened (2), its shadows lifted further (0.3).
+# A dark card on a dark or busy cloth (UNO Flip's dark side, a card in a hand's shadow), or a cream
+# card on a pale cloth or on a card like it, has a border too faint at the frame's own edge
+# thresholds. An outline found at another tone that is not one found already (IoU below
+# SAME_OUTLINE) is a fallback, read in the photo itself. On the printed faces' tuning captures
+# (real_eval --tuning-captures) cards not read, tone by tone: Flip 7 30 -> 24 -> 21 -> 18 of 264,
+# UNO Flip 24 -> 12 -> 11 -> 8 of 432, none misread. Read as any other outline rather than as
+# fallbacks, the first tone's took the rendered scenes' false cards on the cloth 2 -> 5 and 0 -> 2
+# (a checked cloth read as a card); as fallbacks, none more.
+OTHER_TONES = (0.5, 2.0, 0.3)
 SAME_OUTLINE = 0.9
-_TONES = tuple((np.linspace(0.0, 1.0, 256) ** power * 255.0 + 0.5).astype(np.uint8)
-               for power in (SHADOWS_LIFTED, HIGHLIGHTS_DEEPENED))
+_TONES = tuple((np.linspace(0.0, 1.0, 256) ** power * 255.0 + 0.5).astype(np.uint8) for power in OTHER_TONES)
 
 # (scale, shift along the first side, shift along the second side), in parts of the card's sides.
 NEARBY_OUTLINES = ((1.0, 0.0, 0.0), (1.04, 0.0, 0.0), (0.96, 0.0, 0.0),
@@ -104,8 +103,8 @@ def one_per_place(quads, predictions) -> list[int]:
 def photo_candidates(image_bgr: np.ndarray) -> list:
     """The locator's hypotheses in a still photo for a reader that keeps one reading per place
     (vision.locate.locate_candidates, keep_nested: Candidates, some of them fallbacks), in the
-    photo, then in the photo with its shadows lifted and with its highlights deepened
-    (SHADOWS_LIFTED, HIGHLIGHTS_DEEPENED): the outlines those find that are not found already
+    photo, then at each of its OTHER_TONES (shadows lifted, highlights deepened, shadows lifted
+    further): the outlines those find that are not found already
     (IoU < SAME_OUTLINE) follow, as fallbacks that are no place unless they name a card."""
     import cv2
 
