@@ -296,7 +296,7 @@ def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays
     whole_ms = timed(whole_frame, max(len(frames), repeats // 10), warmup=2)
     print(f"whole-frame locate + warp + classify (largest card, no change mask): {summary(whole_ms)}")
     # A still photo read per place (`tablemate scan`, the UNO Flip hand scan): every hypothesis of
-    # the locator's, in the photo and at its two other tones (vision.reading.photo_candidates), read.
+    # the locator's, in the photo and at its other tones (vision.reading.photo_candidates), read.
     from vision.reading import read_photo
 
     def still_photo():
