@@ -35,8 +35,8 @@ def main() -> None:
     import cv2
     import numpy as np
 
-    from vision.classifier import NO_CARD, CardClassifier
-    from vision.reading import read_photo
+    from device.handscan import hand_places
+    from vision.classifier import CardClassifier
     from vision.synth.scenes import make_scene
 
     classifier = CardClassifier.load(args.deck)
@@ -47,13 +47,12 @@ def main() -> None:
     tally = Counter()
     for seed in range(args.hands):
         frame, cards = make_scene(np.random.default_rng(seed), labels, deck=args.deck, split=args.split, apart=True)
-        # The hand scan's reading (device.handscan.read_hand orders these places), each place
-        # matched to the hand's card its centre lies on: a reading on none of them is a card of
-        # the table's beside the hand (the scene's neighbouring cards) or a false card.
-        places = [(quad, p) for quad, p in read_photo(classifier, frame) if p.label is not None or p.reason != NO_CARD]
+        # The hand scan's places (device.handscan), each matched to the hand's card its centre
+        # lies on: a reading on none of them is a card of the table's beside the hand (the
+        # scene's neighbouring cards) or a false card.
         outlines = [card.quad.reshape(-1, 1, 2).astype(np.float32) for card in cards]
         at_card = {}
-        for quad, prediction in places:
+        for quad, prediction in hand_places(frame, classifier):
             centre = tuple(map(float, quad.mean(0)))
             on = [i for i, outline in enumerate(outlines) if cv2.pointPolygonTest(outline, centre, False) > 0]
             if on:
@@ -70,6 +69,7 @@ def main() -> None:
     print(f"{args.hands} hands of {len(labels)} ({args.deck}, {args.split}): {tally['right']}/{total} read right, "
           f"{tally['wrong']} read wrong, {tally['not sure']} not sure, {tally['not found']} not found; "
           f"{tally['elsewhere']} cards read off the hand (the table's cards beside it, or false)")
+
 
 if __name__ == "__main__":
     main()

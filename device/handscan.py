@@ -5,13 +5,17 @@ counted, never guessed."""
 from __future__ import annotations
 
 
-def read_hand(image, classifier) -> tuple[list[str], int]:
-    """(labels read, left to right, top to bottom; how many cards could not be read)."""
+def hand_places(image, classifier) -> list:
+    """(quad, reading) of each card of the hand, left to right, top to bottom: every place of the
+    photo (vision.reading.read_photo) but those read as no card."""
     from vision.classifier import NO_CARD
     from vision.reading import read_photo
 
-    places = sorted(read_photo(classifier, image), key=lambda qp: (float(qp[0][:, 0].mean()), float(qp[0][:, 1].mean())))
-    predictions = [prediction for _, prediction in places]
-    labels = [p.label for p in predictions if p.label is not None]
-    unsure = sum(1 for p in predictions if p.label is None and p.reason != NO_CARD)
-    return labels, unsure
+    places = [(q, p) for q, p in read_photo(classifier, image) if p.label is not None or p.reason != NO_CARD]
+    return sorted(places, key=lambda qp: (float(qp[0][:, 0].mean()), float(qp[0][:, 1].mean())))
+
+
+def read_hand(image, classifier) -> tuple[list[str], int]:
+    """(labels read, left to right, top to bottom; how many cards could not be read)."""
+    predictions = [prediction for _, prediction in hand_places(image, classifier)]
+    return [p.label for p in predictions if p.label is not None], sum(p.label is None for p in predictions)
