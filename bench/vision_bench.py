@@ -296,15 +296,19 @@ def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays
     whole_ms = timed(whole_frame, max(len(frames), repeats // 10), warmup=2)
     print(f"whole-frame locate + warp + classify (largest card, no change mask): {summary(whole_ms)}")
     # A still photo read per place (`tablemate scan`, the UNO Flip hand scan): every hypothesis of
-    # the locator's, in the photo and at its other tones (vision.reading.photo_candidates), read.
+    # the locator's, in the photo and at its other tones (vision.reading.photo_candidates), read;
+    # beside it, the photo's own tone alone (what the other tones cost).
+    from vision.locate import locate_candidates
     from vision.reading import read_photo
 
-    def still_photo():
+    def still_photo(one_tone: bool):
         frame, _ = frames[k[0] % len(frames)]
         k[0] += 1
-        read_photo(classifier, frame)
-    photo_ms = timed(still_photo, max(len(frames), repeats // 10), warmup=2)
-    print(f"still photo read per place (scan, hand scan: read_photo):  {summary(photo_ms)}")
+        read_photo(classifier, frame, locate_candidates(frame, keep_nested=True) if one_tone else None)
+    for one_tone in (False, True):
+        photo_ms = timed(lambda: still_photo(one_tone), max(len(frames), repeats // 10), warmup=2)
+        print(f"still photo read per place ({'its own tone alone' if one_tone else 'scan, hand scan: read_photo'}): "
+              f"{summary(photo_ms)}")
     print(f"resident memory added while measuring: {rss_mb() - rss0:.1f} MB")
     which, locate = placement_frames(steps)
     return {"placement_step": which, "judge": statistics.median(steps.get("judge") or [float("nan")]),
