@@ -373,6 +373,15 @@ def calibrated_reading(classifier, deck: str, crop, repeats: int, plays: int) ->
     print(f"calibrated reading per card (classifier + look network + {len(profile.embeddings)} profile samples): "
           f"{summary(timed(lambda: calibrated.classify(crop), repeats))}")
     print(f"  of which the look network alone: {summary(timed(lambda: calibrated.look.embed([crop]), repeats))}")
+    # As the device reads a card: both ways up (vision.reading), the templates scored once, beside
+    # the same reading with the half turn's templates scored again (what it cost before b9d4ab5).
+    from vision.geometry import turned_half_round
+    from vision.reading import both_ways_probabilities
+
+    print(f"calibrated card read both ways up (vision.reading, as the device reads): "
+          f"{summary(timed(lambda: both_ways_probabilities(calibrated, [crop]), repeats))}")
+    print(f"  the same with the half turn's templates scored again: "
+          f"{summary(timed(lambda: calibrated.probabilities([crop, turned_half_round(crop)]), repeats))}")
     if calibrated.params.ink_weight:  # a deck whose colours are part of what a card is (UNO Flip)
         print(f"  of which the card's ink (vision.adapt.ink_signature): "
               f"{summary(timed(lambda: ink_signatures([crop]), repeats))}")

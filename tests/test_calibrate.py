@@ -1386,3 +1386,24 @@ def test_the_model_stands_in_for_the_pictures_only_where_it_misnamed_no_crop_of_
     few.update(dict.fromkeys(list(profile.counts)[:ways // 6], 2))   # a sixth of the crops named at all
     assert not dataclasses.replace(clean, model_named=few).model_trusted
 
+
+
+def test_a_calibrated_card_read_both_ways_up_scores_its_templates_once(base, foreign, profile, monkeypatch):
+    """The templates are kept both ways up, so a crop and its half turn score alike: the both-ways
+    reading (vision.reading.both_ways_probabilities) scores each crop's templates once and reads as
+    the crop's and its turn's readings averaged."""
+    from vision.geometry import turned_half_round
+    from vision.reading import both_ways_probabilities
+
+    reading = CalibratedClassifier(base, profile, DECK)
+    assert reading.templates is not None
+    crops = foreign[1].crops[:12]
+    turned = [turned_half_round(c) for c in crops]
+    np.testing.assert_allclose(reading.templates.scores(turned), reading.templates.scores(crops), atol=1e-5)
+    both = reading.probabilities(crops + turned)
+    want = (both[:len(crops)] + both[len(crops):]) / 2
+    scored = []
+    scores = reading.templates.scores
+    monkeypatch.setattr(reading.templates, "scores", lambda batch: scored.append(len(batch)) or scores(batch))
+    np.testing.assert_allclose(both_ways_probabilities(reading, crops), want, atol=1e-6)
+    assert scored == [len(crops)]

@@ -774,7 +774,23 @@ class CalibratedClassifier:
             probs = self.pictures_agree(probs, crops_bgr, logits)
         return probs
 
-    def template_probabilities(self, crops_bgr, logits: np.ndarray, embeddings: np.ndarray) -> np.ndarray:
+    def both_ways_probabilities(self, crops_bgr) -> np.ndarray:
+        """(N, C): each crop's probabilities averaged with its half turn's (vision.reading reads a
+        card both ways up), the templates' scores taken once per crop: the templates are kept both
+        ways up, so a crop and its half turn score alike (to float rounding), and scoring the turn
+        again was a quarter of a calibrated card's reading (bench/vision_bench.py)."""
+        crops = list(crops_bgr)
+        both = crops + [turned_half_round(c) for c in crops]
+        if self.templates is None or not crops:
+            probs = self.probabilities(both)
+        else:
+            scores = self.templates.scores(crops)
+            probs = self.template_probabilities(both, *describe(self.base, self.look, both),
+                                                template_scores=np.concatenate([scores, scores]))
+        return (probs[:len(crops)] + probs[len(crops):]) / 2.0
+
+    def template_probabilities(self, crops_bgr, logits: np.ndarray, embeddings: np.ndarray,
+                               template_scores: np.ndarray | None = None) -> np.ndarray:
         """The reading of a version 6 profile (TemplateParams): (N, C) probabilities, the labels
         shown sharing what is not "none" (how far the crop is no card of the deck). A crop the
         templates do not name is read for a label not shown as the trained model alone reads it,
@@ -784,10 +800,13 @@ class CalibratedClassifier:
         user's own card: the model's leaning does not count against it. The photos' wild, read as
         UNO Flip's wild, is the model's `wild-draw-color`: "not sure" in all 8 readings otherwise.)
         And a crop the templates do not name, where the model is trusted (Profile.model_trusted)
-        and names a card shown, is read as version 5 read it (below)."""
+        and names a card shown, is read as version 5 read it (below). (`template_scores`: the
+        templates' scores of the crops, when already known.)"""
         p = self.profile.template_params
         has = self._has_samples
-        scores = self.templates.scores(crops_bgr) + p.look_weight * self.similarities(embeddings).nearest
+        if template_scores is None:
+            template_scores = self.templates.scores(crops_bgr)
+        scores = template_scores + p.look_weight * self.similarities(embeddings).nearest
         shares = np.zeros((len(scores), len(self.spec.classes)))
         if has.any():
             z = np.where(has, scores, -np.inf) / p.temperature

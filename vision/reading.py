@@ -51,8 +51,11 @@ def read_probabilities(classifier, frame_bgr: np.ndarray, quads) -> np.ndarray:
 
 def both_ways_probabilities(classifier, crops) -> np.ndarray:
     """Class probabilities (len(crops), C) of card crops, each the average of the crop's and the
-    crop turned half round's (one batch for both)."""
+    crop turned half round's (one batch for both; a classifier that reads both ways up itself,
+    vision.adapt.CalibratedClassifier, is asked to)."""
     crops = list(crops)
+    if hasattr(classifier, "both_ways_probabilities"):
+        return classifier.both_ways_probabilities(crops)
     probs = classifier.probabilities(crops + [turned_half_round(c) for c in crops])
     return (probs[:len(crops)] + probs[len(crops):]) / 2.0
 
