@@ -190,14 +190,22 @@ def capture(deck: str, faces: dict, label: str, seed: int, split: str):
 def calibration_crops(deck: str, faces: dict, looks: int) -> dict:
     """{label: [crops]} as a walk on the user's own table would give: `looks` captures per card
     on "train" surfaces, cut at the located quad (the true one where the locator missed)."""
-    from vision.geometry import warp_card
+    from vision.geometry import quad_iou, warp_card
 
     crops = {}
+    outlined = missed = 0
     for i, label in enumerate(sorted(faces)):
         for k in range(looks):
             frame, quad = capture(deck, faces, label, CALIBRATION_SEED + 1000 * i + k, "train")
             found = located_quad(frame, quad)
+            missed += found is None
+            outlined += found is not None and quad_iou(found, quad) >= OUTLINED_IOU
             crops.setdefault(label, []).append(warp_card(frame, found if found is not None else quad))
+    # How well the walk's crops are cut on these cluttered tables (a hand, other cards, a checked cloth).
+    taken = len(faces) * looks
+    log.info("walk crops: %d of %d cut at the card's outline (IoU >= %.2f), %d at another quad over it, "
+             "%d missed by the locator (cut at the true outline)", outlined, taken, OUTLINED_IOU,
+             taken - outlined - missed, missed)
     return crops
 
 
