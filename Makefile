@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 TRAIN_STAMP := $(VENV)/.installed-train
 
-.PHONY: demo test model look-model evaluate foreign-eval real-eval bench clean
+.PHONY: demo test model look-model card-mask-model evaluate foreign-eval real-eval bench clean
 
 # The team's real decks (printed faces, photos of physical cards); a user's clone has none, and
 # then `make model` trains on renders alone and `make real-eval` says it has nothing to read.
@@ -43,6 +43,11 @@ look-model: $(TRAIN_STAMP)
 	mkdir -p data && git show d93e2aa:models/card-look.onnx > data/card-look-d93e2aa.onnx
 	$(PY) -m vision.training.train_look --init data/card-look-d93e2aa.onnx --printings 4000 --generic-share 0.625 \
 	  --uno-numerals-share 0.15 --epochs 3 --lr 5e-4 --poor-share 0.3
+
+# The card mask network a still photo's cards are also found by (vision.card_mask; ~35 min on two
+# threads): every deck's scenes, with the printed faces where REAL has them.
+card-mask-model: $(TRAIN_STAMP)
+	$(PY) -m vision.training.train_card_mask $(if $(wildcard $(REAL)),--printed-faces $(REAL))
 
 # Foreign-deck reading before and after calibration (models/calibration.md), every deck with a model.
 foreign-eval: $(STAMP)

@@ -3,10 +3,15 @@ at outlines a little off the located one for a card the model is not sure of."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from tests.vision_fixtures import card_quad
 from vision.reading import NEARBY_OUTLINES, nearby_outlines
+
+REAL = Path(__file__).resolve().parents[1].parent / "shared" / "real"
 
 
 def _turned(quad, angle_deg, about):
@@ -176,3 +181,52 @@ def test_a_dark_card_the_photo_outlines_only_with_its_shadows_lifted_is_read_the
     assert all(quad_iou(c.quad, p.quad) < SAME_OUTLINE for c in lifted for p in plain)
     named = [(q, p) for q, p in read_photo(classifier, frame, candidates) if p.label]
     assert [p.label for _, p in named] == ["purple-4"] and quad_iou(named[0][0], card) > 0.9
+
+
+def test_the_card_mask_networks_outlines_follow_the_locators_as_fallbacks(monkeypatch):
+    """photo_candidates ends with the card mask network's outlines (vision.card_mask) that no
+    outline found already is (IoU < SAME_OUTLINE): fallbacks, a place only where they name a card."""
+    import cv2
+
+    import vision.reading as reading
+    from vision.locate import locate_candidates
+
+    frame = np.full((480, 640, 3), 60, np.uint8)
+    cv2.fillConvexPoly(frame, np.round(card_quad((200, 240), 10, 220)).astype(np.int32), (230, 235, 240))
+    found = locate_candidates(frame, keep_nested=True)
+    assert found                                                  # the drawn card is found by its edges
+    elsewhere = card_quad((480, 240), 0, 200)
+
+    class Mask:
+        def outlines(self, photo):
+            return [(found[0].quad + 1.0, 0.9), (elsewhere, 0.8)]   # the card again, and somewhere new
+
+    monkeypatch.setattr(reading, "card_mask", lambda: Mask())
+    candidates = reading.photo_candidates(frame)
+    assert np.array_equal(candidates[-1].quad, elsewhere)
+    assert candidates[-1].fallback and candidates[-1].only_if_named
+    assert sum(np.array_equal(c.quad, found[0].quad + 1.0) for c in candidates) == 0
+
+
+@pytest.mark.skipif(not (REAL / "flip7-art").is_dir(),
+                    reason=f"the real decks are not beside the repo ({REAL}): a user's clone has none")
+def test_a_card_whose_edges_drown_in_a_dotted_cloth_is_found_by_the_card_mask_network():
+    """A tuning capture of the printed Flip 7 faces (real_eval --tuning-captures): an 8 on a pink
+    dotted cloth in a hand's shadow. The locator finds nothing over it at any tone of the photo;
+    the card mask network outlines it, and the photo is read as an 8 there."""
+    import cv2
+
+    from vision.classifier import CardClassifier
+    from vision.evaluation.real_eval import TUNING_SEED, capture
+    from vision.geometry import quad_iou
+    from vision.locate import locate_candidates
+    from vision.reading import _TONES, photo_candidates, read_photo
+    from vision.synth.printed import load_printed_faces
+
+    faces = load_printed_faces("flip7", REAL / "flip7-art")
+    label = "8"
+    frame, card = capture("flip7", faces, label, TUNING_SEED + 1000 * sorted(faces).index(label) + 11, "heldout")
+    for image in [frame] + [cv2.LUT(frame, tone) for tone in _TONES]:
+        assert all(quad_iou(c.quad, card) < 0.5 for c in locate_candidates(image, keep_nested=True))
+    read = read_photo(CardClassifier.load("flip7"), frame, photo_candidates(frame))
+    assert [(p.label, quad_iou(q, card) > 0.85) for q, p in read if quad_iou(q, card) > 0.3] == [("8", True)]

@@ -216,6 +216,23 @@ def locate_candidates(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01,
     return result
 
 
+def refined_outlines(frame_bgr: np.ndarray, quads, reach: float = 0.1) -> list[np.ndarray]:
+    """Each of `quads` (outlines found otherwise, a few pixels off: vision.card_mask's) snapped to
+    the card's border nearby, its sides probed `reach` of the card's short side in and out, on the
+    frame's softer edges (SOFT_EDGES: the border of a card found otherwise may be faint)."""
+    if len(quads) == 0:
+        return []
+    h0, w0 = frame_bgr.shape[:2]
+    scale = min(1.0, WORK_LONG_SIDE / max(h0, w0))
+    work = frame_bgr if scale == 1.0 else cv2.resize(frame_bgr, (round(w0 * scale), round(h0 * scale)),
+                                                     interpolation=cv2.INTER_AREA)
+    ycc = cv2.cvtColor(cv2.GaussianBlur(work, (5, 5), 0), cv2.COLOR_BGR2YCrCb)
+    edges = _canny(_gradients(ycc), SOFT_EDGES)
+    q = np.stack([np.asarray(quad, np.float32) for quad in quads]) * scale
+    band = np.maximum(5, np.round(reach * np.sqrt(_areas(q) / CARD_ASPECT))).astype(np.int32)
+    return [order_corners(r / scale) for r in _refine(edges, q, outward=band, inward=int(band.max()))]
+
+
 def _found_on_sides(proposals, hull_quads, found, min_area, max_area, support_map, edges, ycc, mask,
                     min_support, min_score) -> list[Candidate]:
     """Cards standing on the straight stretches of the hulls no card fits (see the module's doc);

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from vision.card_mask import card_mask
 from vision.classifier import NOT_SURE, Prediction
 from vision.geometry import intersection_area, quad_area, turned_half_round, warp_card
 from vision.locate import Candidate, locate_candidates
@@ -108,7 +109,8 @@ def photo_candidates(image_bgr: np.ndarray) -> list:
     """The locator's hypotheses in a still photo for a reader that keeps one reading per place
     (vision.locate.locate_candidates, keep_nested: Candidates, some of them fallbacks), in the
     photo, then at each of its OTHER_TONES (shadows lifted, highlights deepened, shadows lifted
-    further): the outlines those find that are not found already
+    further), then the card mask network's outlines (vision.card_mask: cards found by what they
+    look like, not by their edges): the outlines those find that are not found already
     (IoU < SAME_OUTLINE) follow, as fallbacks that are no place unless they name a card."""
     import cv2
 
@@ -119,6 +121,9 @@ def photo_candidates(image_bgr: np.ndarray) -> list:
         for c in locate_candidates(cv2.LUT(image_bgr, tone), keep_nested=True):
             if all(quad_iou(c.quad, f.quad) < SAME_OUTLINE for f in found):
                 found.append(Candidate(c.quad, c.score, fallback=True, only_if_named=True))
+    for quad, score in card_mask().outlines(image_bgr):
+        if all(quad_iou(quad, f.quad) < SAME_OUTLINE for f in found):
+            found.append(Candidate(quad, score, fallback=True, only_if_named=True))
     return found
 
 

@@ -444,16 +444,22 @@ def _overlaps(q, others, margin=4.0) -> bool:
     return False
 
 
+def _note(drawn: list | None, quad: np.ndarray) -> None:
+    if drawn is not None:
+        drawn.append(np.asarray(quad, np.float32).copy())
+
+
 def make_scene(rng: np.random.Generator, labels: Sequence[str], deck: str = "flip7", size=(640, 480),
                split: str = "train", apart: bool = True, *, faces: FaceSource | None = None,
-               card_size: tuple[float, float] = (120, 290), extra_cards: bool = True
-               ) -> tuple[np.ndarray, list[TrueCard]]:
+               card_size: tuple[float, float] = (120, 290), extra_cards: bool = True,
+               drawn: list | None = None) -> tuple[np.ndarray, list[TrueCard]]:
     """One camera frame (BGR uint8) with `labels` lying on a random table, and their true quads.
 
     apart=True: the cards do not touch and lie wholly inside the frame (a scan photo); otherwise
     later cards may overlap earlier ones. Nuisance cards (under, beside, cut by the frame edge)
     are not in the returned list (extra_cards=False leaves them out). `faces` overrides the
-    renderer (training passes a cache).
+    renderer (training passes a cache). `drawn`, when given, gets the quad of every card drawn,
+    nuisance cards too, bottom to top (what vision.training.train_card_mask learns to outline).
     """
     w, h = size
     face = _faces(deck, rng, split, faces)
@@ -471,6 +477,7 @@ def make_scene(rng: np.random.Generator, labels: Sequence[str], deck: str = "fli
         c = rng.uniform([-0.1 * w, -0.1 * h], [1.1 * w, 1.1 * h])
         q = card_quad(c, long_side * rng.uniform(0.9, 1.1), rng.uniform(0, 360), tilt, rng)
         paste_card(frame, face(all_labels[rng.integers(len(all_labels))]), q, shadow=0.4)
+        _note(drawn, q)
     true_cards: list[TrueCard] = []
     for label in labels:
         for attempt in range(60):
@@ -489,7 +496,9 @@ def make_scene(rng: np.random.Generator, labels: Sequence[str], deck: str = "fli
             off = rng.uniform(-0.25, 0.25, 2) * ls
             uq = card_quad(q.mean(0) + off, ls, rng.uniform(0, 360), tilt, rng)
             paste_card(frame, face(all_labels[rng.integers(len(all_labels))]), uq, shadow=0.4)
+            _note(drawn, uq)
         paste_card(frame, face(label), q, shadow=rng.uniform(0.2, 0.6))
+        _note(drawn, q)
         placed.append(q)
         true_cards.append(TrueCard(label, q))
     if rng.random() < 0.35 and len(placed) == 1:
