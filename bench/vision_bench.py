@@ -309,6 +309,14 @@ def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays
         photo_ms = timed(lambda: still_photo(one_tone), max(len(frames), repeats // 10), warmup=2)
         print(f"still photo read per place ({'its own tone alone' if one_tone else 'scan, hand scan: read_photo'}): "
               f"{summary(photo_ms)}")
+    from vision.card_mask import card_mask
+
+    def mask_outlines():
+        frame, _ = frames[k[0] % len(frames)]
+        k[0] += 1
+        card_mask().outlines(frame)
+    print(f"  of which the card mask network's outlines (network + edge snapping): "
+          f"{summary(timed(mask_outlines, max(len(frames), repeats // 10), warmup=2))}")
     print(f"resident memory added while measuring: {rss_mb() - rss0:.1f} MB")
     which, locate = placement_frames(steps)
     return {"placement_step": which, "judge": statistics.median(steps.get("judge") or [float("nan")]),

@@ -13,7 +13,7 @@ ways up, a second look when not sure):
 * **captures of the printed faces**: each face laid by the scene synthesiser on the table
   surfaces of its "heldout" split (kinds that training never sees), under its light, pose,
   fingers, blur, noise and JPEG, at a seed range training never uses, then located with
-  vision.locate as a still photo is (vision.reading.photo_candidates: at four tones of it): every
+  vision.locate as a still photo is (vision.reading.photo_candidates: at four tones of it, and the card mask network's outlines): every
   quad over the card is read and the surest reading kept, as the device keeps one reading per place. Read out of the box (the deck's model alone) and after one and
   three looks at each card (a calibration profile made from captures of the "train" split's
   surfaces, as a user's walk would be made on their own table before the game).
