@@ -31,7 +31,7 @@ def test_a_missing_or_broken_network_is_refused_with_what_and_why(tmp_path):
     with pytest.raises(ModelError, match="not a usable card mask sidecar"):
         CardMask.load(tmp_path)
     (tmp_path / "card-mask.json").write_text("{", encoding="utf-8")
-    with pytest.raises(ModelError, match="not a usable card mask sidecar"):
+    with pytest.raises(ModelError, match="cannot read the sidecar JSON"):
         CardMask.load(tmp_path)
 
 

@@ -17,13 +17,12 @@ a card only where the trained classifier is sure.
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from vision.classifier import MODELS_DIR, ModelError, onnx_session
+from vision.classifier import ModelError, network_files, onnx_session
 from vision.geometry import order_corners
 from vision.locate import card_shaped, refined_outlines
 
@@ -44,17 +43,12 @@ class CardMask:
 
     @classmethod
     def load(cls, models_dir: str | Path | None = None) -> "CardMask":
-        folder = Path(models_dir) if models_dir is not None else MODELS_DIR
-        model_path, sidecar_path = folder / f"{MASK_MODEL}.onnx", folder / f"{MASK_MODEL}.json"
-        for path, what in ((model_path, "card mask model"), (sidecar_path, "card mask sidecar")):
-            if not path.is_file():
-                raise ModelError(f"{what} {path} not found (train it with `python -m vision.training.train_card_mask`)")
+        model_path, sidecar_path, data = network_files(models_dir, MASK_MODEL, "card mask model", "train it with `python -m vision.training.train_card_mask`")
         try:
-            data = json.loads(sidecar_path.read_text(encoding="utf-8"))
             threshold, band = float(data["threshold"]), float(data["band"])
             if not (0.0 < threshold < 1.0 and 0.0 <= band < 0.5):
                 raise ValueError("threshold must lie in (0, 1) and band in [0, 0.5)")
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+        except (KeyError, TypeError, ValueError) as error:
             raise ModelError(f"{sidecar_path}: not a usable card mask sidecar ({error})") from None
         return cls(onnx_session(model_path), threshold, band, str(model_path))
 

@@ -101,15 +101,7 @@ class CardClassifier:
     @classmethod
     def from_files(cls, model_path: str | Path, sidecar_path: str | Path) -> "CardClassifier":
         model_path, sidecar_path = Path(model_path), Path(sidecar_path)
-        for path, what in ((model_path, "model"), (sidecar_path, "model sidecar")):
-            if not path.is_file():
-                raise ModelError(f"{what} {path} not found (train one with `make model`)")
-        try:
-            data = json.loads(sidecar_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ModelError(f"{sidecar_path}: cannot read the sidecar JSON ({error})") from None
-        if not isinstance(data, dict):
-            raise ModelError(f"{sidecar_path}: the sidecar must be a JSON object")
+        data = read_model_files(model_path, sidecar_path, "model", "train one with `make model`")
         spec = ModelSpec.from_sidecar(data, sidecar_path)
         identity = hashlib.sha256(model_path.read_bytes()).hexdigest()
         return cls(onnx_session(model_path), spec, name=str(model_path), identity=identity)
@@ -150,6 +142,29 @@ class CardClassifier:
 
     def classify_batch(self, crops_bgr) -> list[Prediction]:
         return [self.decide(p) for p in self.probabilities(crops_bgr)]
+
+
+def read_model_files(model_path: Path, sidecar_path: Path, what: str, how: str) -> dict:
+    """The sidecar JSON object of a network's two files, both there; else ModelError saying which
+    `what` file is missing (and `how` to make it) or why its sidecar cannot be read."""
+    for path, kind in ((model_path, what), (sidecar_path, f"{what} sidecar")):
+        if not path.is_file():
+            raise ModelError(f"{kind} {path} not found ({how})")
+    try:
+        data = json.loads(sidecar_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ModelError(f"{sidecar_path}: cannot read the sidecar JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise ModelError(f"{sidecar_path}: the sidecar must be a JSON object")
+    return data
+
+
+def network_files(models_dir: str | Path | None, stem: str, what: str, how: str) -> tuple[Path, Path, dict]:
+    """(model path, sidecar path, sidecar JSON object) of `stem`.onnx and `stem`.json in
+    models_dir (default: models/), checked as read_model_files checks them."""
+    folder = Path(models_dir) if models_dir is not None else MODELS_DIR
+    model_path, sidecar_path = folder / f"{stem}.onnx", folder / f"{stem}.json"
+    return model_path, sidecar_path, read_model_files(model_path, sidecar_path, what, how)
 
 
 def onnx_session(model_path: Path):

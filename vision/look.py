@@ -11,12 +11,11 @@ them. The sidecar `card-look.json` gives the input size and normalisation.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 import numpy as np
 
-from vision.classifier import MODELS_DIR, InputFormat, ModelError, onnx_session
+from vision.classifier import InputFormat, ModelError, network_files, onnx_session
 
 LOOK_MODEL = "card-look"
 
@@ -33,19 +32,14 @@ class LookModel:
 
     @classmethod
     def load(cls, models_dir: str | Path | None = None) -> "LookModel":
-        folder = Path(models_dir) if models_dir is not None else MODELS_DIR
-        model_path, sidecar_path = folder / f"{LOOK_MODEL}.onnx", folder / f"{LOOK_MODEL}.json"
-        for path, what in ((model_path, "look model"), (sidecar_path, "look model sidecar")):
-            if not path.is_file():
-                raise ModelError(f"{what} {path} not found (train it with `python -m vision.training.train_look`)")
+        model_path, sidecar_path, data = network_files(models_dir, LOOK_MODEL, "look model", "train it with `python -m vision.training.train_look`")
         try:
-            data = json.loads(sidecar_path.read_text(encoding="utf-8"))
             inp, norm = data["input"], data["normalize"]
             width, height, rgb = int(inp["width"]), int(inp["height"]), inp.get("channel_order", "rgb") == "rgb"
             mean, std = np.asarray(norm["mean"], np.float32).reshape(3), np.asarray(norm["std"], np.float32).reshape(3)
             if np.any(std <= 0):
                 raise ValueError("normalize.std must be positive")
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+        except (KeyError, TypeError, ValueError) as error:
             raise ModelError(f"{sidecar_path}: not a usable look model sidecar ({error})") from None
         identity = hashlib.sha256(model_path.read_bytes()).hexdigest()
         return cls(onnx_session(model_path), width, height, rgb, mean, std, str(model_path), identity)
