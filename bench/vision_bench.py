@@ -366,6 +366,7 @@ def calibrated_reading(classifier, deck: str, crop, repeats: int, plays: int) ->
                 profile = calibrate(classifier, deck, shown, look=look)
                 seconds.append(time.perf_counter() - t)
             figures.setdefault("calibration_one_core", statistics.median(seconds))
+            figures["photos"] = len(shown)
             where = "as pinned" if cores[0] is None else f"{len(cores)} core{'s' * (len(cores) > 1)}"
             print(f"calibration compute, {len(shown)} photos, {where}: {statistics.median(seconds):.2f} s "
                   f"(median of 3: {', '.join(f'{s:.2f}' for s in seconds)})")
@@ -485,7 +486,7 @@ def main() -> int:
           f"{results['224x224']['classify_cpu'] / ours['classify_cpu']:.1f}x at 224x224 (CPU)")
     # After the user's walk every card is read through the profile: the same targets hold there.
     print(f"after a walk (through a calibration profile): reading {walked['reading']:.3f} ms per card "
-          f"(<= 2 ms), calibrating {len(ours.labels)} photos on one core {walked['calibration_one_core']:.2f} s "
+          f"(<= 2 ms), calibrating {walked['photos']} photos on one core {walked['calibration_one_core']:.2f} s "
           f"(<= 2 s), placement frame {walked['placement']:.2f} ms (<= 15 ms)")
     print(f"idle frame after the light changed: {ours['idle_relit']:.3f} ms (its light measured and taken out)")
     print(f"a card the model is not sure of adds its second look to the judging frame: "
