@@ -44,7 +44,7 @@ look-model: $(TRAIN_STAMP)
 	$(PY) -m vision.training.train_look --init data/card-look-d93e2aa.onnx --printings 4000 --generic-share 0.625 \
 	  --uno-numerals-share 0.15 --epochs 3 --lr 5e-4 --poor-share 0.3
 
-# The card mask network a still photo's cards are also found by (vision.card_mask; ~35 min on two
+# The card mask network a still photo's cards are also found by (vision.card_mask; ~20 min on two
 # threads): every deck's scenes, with the printed faces where REAL has them.
 card-mask-model: $(TRAIN_STAMP)
 	$(PY) -m vision.training.train_card_mask $(if $(wildcard $(REAL)),--printed-faces $(REAL))

@@ -1,6 +1,6 @@
 """Train the card mask network (vision.card_mask) on the repo's own scenes and export it.
 
-    python -m vision.training.train_card_mask                      # ~25 min on two threads
+    python -m vision.training.train_card_mask                      # ~20 min on two threads
     python -m vision.training.train_card_mask --printed-faces REAL # with the team's printed faces
 
 Each scene is vision.synth.scenes.make_scene's: one to four cards of a deck (Flip 7, UNO Flip,
