@@ -89,7 +89,8 @@ class Candidate:
     # A still frame's hypothesis read only where nothing at its place is named (vision.reading.read_photo)
     fallback: bool = False
     # ... and, where it names no card, no place at all (an outline found at another tone of the
-    # photo: vision.reading.photo_candidates)
+    # photo, or by the card mask network, whose score is its region's mean probability:
+    # vision.reading.photo_candidates)
     only_if_named: bool = False
 
 

@@ -117,11 +117,8 @@ def photo_candidates(image_bgr: np.ndarray) -> list:
     from vision.geometry import quad_iou
 
     found = locate_candidates(image_bgr, keep_nested=True)
-    for tone in _TONES:
-        for c in locate_candidates(cv2.LUT(image_bgr, tone), keep_nested=True):
-            if all(quad_iou(c.quad, f.quad) < SAME_OUTLINE for f in found):
-                found.append(Candidate(c.quad, c.score, fallback=True, only_if_named=True))
-    for quad, score in card_mask().outlines(image_bgr):
+    others = [(c.quad, c.score) for tone in _TONES for c in locate_candidates(cv2.LUT(image_bgr, tone), keep_nested=True)]
+    for quad, score in others + card_mask().outlines(image_bgr):
         if all(quad_iou(quad, f.quad) < SAME_OUTLINE for f in found):
             found.append(Candidate(quad, score, fallback=True, only_if_named=True))
     return found
@@ -131,8 +128,8 @@ def read_photo(classifier, image_bgr: np.ndarray, candidates=None) -> list[tuple
     """(quad, reading) of each place where something card-shaped lies in a still photo, as the
     placement detector reads a frame: every quad located (photo_candidates, unless given) read as
     read_cards reads one, then the locator's fallbacks (Candidate.fallback) lying where none of
-    those is named (named only at FALLBACK_CONFIDENCE; one found at another tone of the photo,
-    Candidate.only_if_named, is no place unless it names a card), and one reading kept per place
+    those is named (named only at FALLBACK_CONFIDENCE; one found at another tone of the photo or
+    by the card mask network, Candidate.only_if_named, is no place unless it names a card), and one reading kept per place
     (one_per_place), in the order kept."""
     candidates = photo_candidates(image_bgr) if candidates is None else list(candidates)
     quads = [c.quad for c in candidates if not c.fallback]

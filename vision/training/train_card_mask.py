@@ -29,17 +29,18 @@ from pathlib import Path
 
 import numpy as np
 
+from vision.card_mask import INPUT_LONG_SIDE
+from vision.evaluation.real_eval import ART_FOLDERS
+from vision.training.train import DATA_DIR, MODELS_DIR
+
 log = logging.getLogger(__name__)
 
-MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
-DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 RECIPE_VERSION = 1
-FRAME = (640, 480)        # scenes are rendered as the camera sees the table ...
-INPUT = (320, 240)        # ... and shrunk to the network's input (vision.card_mask.INPUT_LONG_SIDE)
+FRAME = (640, 480)                                    # scenes are rendered as the camera sees the table ...
+INPUT = (INPUT_LONG_SIDE, INPUT_LONG_SIDE * 3 // 4)   # ... and shrunk as the runtime shrinks a photo
 BAND = 0.08               # of a card's short side, left out of the target round its edge
 THRESHOLD = 0.5
 DECK_SHARES = {"flip7": 0.45, "uno-flip": 0.4, "flip7-vengeance": 0.15}
-ART_FOLDERS = {"flip7": "flip7-art", "uno-flip": "uno-flip-art"}
 PRINTED_SHARE = 0.5
 
 
