@@ -411,8 +411,10 @@ def calibrated_reading(classifier, deck: str, crop, repeats: int, plays: int) ->
                        deck, plays)
     which, frames = placement_frames(steps)
     figures["placement"] = statistics.median(frames or [float("nan")])
+    both = sum(statistics.median(steps.get(step) or [0.0]) for step in ("locate", "judge"))
     print(f"placement frame through a calibration profile: {figures['placement']:.2f} ms "
-          f"(its {which} frames: the costlier of a placement's two frames, as for the model alone below)")
+          f"(its {which} frames: the costlier of a placement's two frames, as for the model alone below; "
+          f"locate + judge {both:.2f} ms)")
     return figures
 
 

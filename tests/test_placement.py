@@ -87,22 +87,40 @@ def test_idle_frames_do_no_locating_or_classifying(monkeypatch):
     assert calls == []
 
 
-def test_a_placement_is_located_on_the_settled_frame_and_judged_on_the_next():
-    """A placement's work is shared by two frames (locate and read, then explain) so neither
+class _Counting(ColourClassifier):
+    """Counts the crops it reads."""
+
+    def __init__(self, faces):
+        super().__init__(faces)
+        self.crops = 0
+
+    def probabilities(self, crops):
+        self.crops += len(crops)
+        return super().probabilities(crops)
+
+
+def test_a_placement_is_located_on_the_settled_frame_and_read_and_judged_on_the_next():
+    """A placement's work is shared by two frames (locate, then read and explain) so neither
     holds up the camera long: the event comes with the frame after the settled one and carries
-    the settled frame's index; a stream that ends on the settled frame still owes it (finish)."""
+    the settled frame's index; a stream that ends on the settled frame still owes it (finish).
+    The settled frame is read at the next call from its own copy: a camera that refills one
+    array, and a hand already coming back over the card in the next frame, change nothing."""
     clip = Clip(np.random.default_rng(11), "cloth")
     clip.still(3)
     clip.place("blue", card_quad((300, 240), 20, 180))
     clip.still(10)
-    detector = PlacementDetector(ColourClassifier(clip.faces), early_frames=0)
-    steps, reported = [], []
+    classifier = _Counting(clip.faces)
+    detector = PlacementDetector(classifier, early_frames=0)
+    steps, reported, read = [], [], []
     for i, frame in enumerate(clip.frames):
+        before = classifier.crops
         reported += [(i, e) for e in detector.feed(frame, i)]
         steps.append(detector.step)
+        read.append(classifier.crops - before)
     (at, event), = reported
     assert event.label == "blue" and event.frame_index == at - 1
     assert (steps[at - 1], steps[at]) == ("locate", "judge")
+    assert read[at - 1] == 0 and read[at] >= 2          # (each card both ways up)
     assert detector.finish() == []
 
     cut = PlacementDetector(ColourClassifier(clip.faces), early_frames=0)
@@ -110,6 +128,35 @@ def test_a_placement_is_located_on_the_settled_frame_and_judged_on_the_next():
     owed = cut.finish()
     assert [(e.label, e.frame_index) for e in owed] == [("blue", at - 1)]
     assert cut.finish() == []
+
+    refilled = np.empty_like(clip.frames[0])
+    other = PlacementDetector(ColourClassifier(clip.faces), early_frames=0)
+    for i, frame in enumerate(clip.frames[:at]):
+        refilled[:] = frame
+        assert other.feed(refilled, i) == []
+    refilled[:] = clip.frames[0]                          # the next frame shows none of it
+    assert [(e.label, e.frame_index) for e in other.feed(refilled, at)] == [("blue", at - 1)]
+
+
+def test_a_placement_confirmed_on_more_still_frames_is_read_on_each():
+    """confirm_frames: the card found on the settled frame is read on that many still frames (each
+    at the next call), its readings summed, and judged after the last."""
+    clip = Clip(np.random.default_rng(11), "cloth")
+    clip.still(3)
+    clip.place("blue", card_quad((300, 240), 20, 180))
+    clip.still(10)
+    classifier = _Counting(clip.faces)
+    detector = PlacementDetector(classifier, early_frames=0, confirm_frames=3)
+    steps, reported, read = [], [], []
+    for i, frame in enumerate(clip.frames):
+        before = classifier.crops
+        reported += [(i, e) for e in detector.feed(frame, i)]
+        steps.append(detector.step)
+        read.append(classifier.crops - before)
+    (at, event), = reported
+    assert event.label == "blue" and event.frame_index == at - 1
+    assert steps[at - 3:at + 1] == ["locate", "confirm", "confirm", "judge"]
+    assert read[at - 3] == 0 and min(read[at - 2:at + 1]) >= 2
 
 
 def test_cards_already_on_the_table_at_start_are_not_events():

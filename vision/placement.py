@@ -50,7 +50,7 @@ VisionEvent = Placement | Unsure
 class _Pending:
     quad: np.ndarray
     changed: float          # share of its place that changed
-    probs: np.ndarray       # the classifier's probabilities, summed over the frames read
+    probs: np.ndarray | float   # the classifier's probabilities, summed over the frames read (0.0: none yet)
 
 
 @dataclass(eq=False)          # (told apart by identity: it holds arrays)
@@ -121,8 +121,8 @@ class PlacementDetector:
       its own label is found now, pushed, or its twin laid a little off it (if a copy was laid
       there, it was not pushed); and a change that comes to nothing (no card came, went or
       moved), over a card nothing lies on (if a copy was laid there, its twin lies square on it).
-      The explaining is done at the next frame's call, from the settled frame's picture: a
-      placement's work is shared by two frames (see `feed`).
+      The reading and the explaining are done at the next frame's call, from the settled frame's
+      picture: a placement's work is shared by two frames (see `feed`).
     Where overlapping quads compete (a card and half its picture), the best reading wins.
     """
 
@@ -168,6 +168,7 @@ class PlacementDetector:
         self._motion: deque = deque(maxlen=MOTION_FRAMES)
         self._mid_of = None                     # (frame, its shrunk colour copy): made once a frame
         self._owed = None                       # (frame, tiny, mid, index, burnt): a settled change to judge
+        self._unread = None                     # a still frame (a copy) whose pending cards are read next call
         self.picture_version = getattr(self, "picture_version", 0) + 1   # moves when the cards known change
         self._accepted_cards: tuple = ()
 
@@ -218,9 +219,11 @@ class PlacementDetector:
         as any other) or "start" (the first frame).
 
         A placement's work is shared by two frames so that neither holds up the camera long:
-        the settled frame is located and read, and the next frame's call explains it (from the
-        settled frame's picture: the events are the same as if it were done at once, one frame
-        later; each carries the settled frame's index)."""
+        the settled frame is located, and the next frame's call reads the cards found there and
+        explains the change (from the settled frame's picture: the events are the same as if it
+        were done at once, one frame later; each carries the settled frame's index). Locating
+        and reading in one frame was the costliest frame through a calibration profile, whose
+        reading runs the look network and the templates too (bench/vision_bench.py)."""
         owed = self._owed is not None
         judged = self.finish()
         events = self._look(frame_bgr, frame_index)
@@ -230,7 +233,8 @@ class PlacementDetector:
 
     def finish(self) -> list[VisionEvent]:
         """The events still owed (call it when the stream ends: a change settled on its last
-        frame is judged only on the next)."""
+        frame is read and judged only on the next)."""
+        self._read_owed()
         if self._owed is None:
             return []
         owed, self._owed = self._owed, None
@@ -333,17 +337,16 @@ class PlacementDetector:
             self._still = self.settle_frames - 1
             return []
         self._mask = mask
-        # Read every card found where enough changed (a card in its place, unchanged, needs no
-        # reading: the explanation keeps it where it lies).
+        # Every card found where enough changed is read (a card in its place, unchanged, needs no
+        # reading: the explanation keeps it where it lies), at the next call (see feed).
         self._pending = []
         for quad, _ in cands:
             changed = self._mask_share(mask, quad, frame.shape)
             if changed >= READ_MIN_CHANGE:
-                self._pending.append(_Pending(quad, changed, self._probabilities(frame, [quad])[0]))
-        self._confirmed = 1
+                self._pending.append(_Pending(quad, changed, 0.0))
+        self._confirmed = 0
         self.state = CONFIRMING
-        if self.confirm_frames <= 1:
-            self._owe_judgement(frame, tiny, mid, frame_index)
+        self._owe_reading(frame, tiny, mid, frame_index)
         return []
 
     def _early(self, frame, tiny, frame_index) -> list[VisionEvent]:
@@ -407,18 +410,26 @@ class PlacementDetector:
         return self._mask_share(self._changed_pixels(mid, early.mid), early.quad, shape) < EARLY_MOVED
 
     def _confirm(self, frame, tiny, frame_index) -> list[VisionEvent]:
+        self._owe_reading(frame, tiny, self._mid(frame), frame_index)
+        return []
+
+    def _owe_reading(self, frame, tiny, mid, frame_index) -> None:
+        """The pending cards are read in this still frame at the next call, and the change is
+        judged from it there once confirm_frames frames are read (copied: a camera may refill
+        its array)."""
+        self._unread = frame.copy()
+        if self._confirmed + 1 >= self.confirm_frames:
+            self._owed = (self._unread, tiny, mid, frame_index, self._burnt)
+
+    def _read_owed(self) -> None:
+        """The pending cards read in the still frame that owes their reading, all in one batch."""
+        if self._unread is None:
+            return
+        frame, self._unread = self._unread, None
         if self._pending:
             for p, probs in zip(self._pending, self._probabilities(frame, [p.quad for p in self._pending])):
                 p.probs = p.probs + probs
         self._confirmed += 1
-        if self._confirmed >= self.confirm_frames:
-            self._owe_judgement(frame, tiny, self._mid(frame), frame_index)
-        return []
-
-    def _owe_judgement(self, frame, tiny, mid, frame_index) -> None:
-        """The change is judged at the next call, from this frame (copied: a camera may refill
-        its array)."""
-        self._owed = (frame.copy(), tiny, mid, frame_index, self._burnt)
 
     def _judge(self, frame, tiny, mid, frame_index, burnt) -> list[VisionEvent]:
         """Explain the change (vision.zone) and report the new cards."""
