@@ -102,3 +102,36 @@ def test_a_scene_says_every_card_it_drew_and_draws_the_same_frame_either_way():
     assert np.array_equal(frame, again)
     assert len(drawn) >= len(truth)
     assert all(any(np.allclose(d, t.quad) for d in drawn) for t in truth)
+
+
+def test_cards_that_run_together_into_one_region_are_outlined_on_its_sides(monkeypatch):
+    """Two cards overlapping much make one region of the mask, whose rectangle is neither card;
+    with on_sides each is outlined by a card standing on a straight stretch of the region's hull
+    (snapped to its border in the photo), and nothing is outlined off the region."""
+    import cv2
+
+    from tests.vision_fixtures import card_quad
+
+    photo = np.full((480, 640, 3), 70, np.uint8)
+    cards = [card_quad((260, 240), 0, 220), card_quad((350, 250), 0, 220)]
+    for quad, colour in zip(cards, ((225, 230, 235), (200, 215, 240))):
+        cv2.fillConvexPoly(photo, np.round(quad).astype(np.int32), colour)
+        cv2.polylines(photo, [np.round(quad).astype(np.int32)], True, (40, 40, 40), 2)
+    mask = card_mask()
+
+    def faces_less_band(_photo):              # what the network marks (at a quarter of the photo's size):
+        probs = np.zeros((120, 160), np.float32)  # each face less its band, the two run together
+        for quad in cards:                     # (upright cards: their sides are the axes')
+            (x0, y0), (x1, y1) = quad.min(axis=0) / 4.0, quad.max(axis=0) / 4.0
+            band = mask.band * (x1 - x0)
+            probs[round(y0 + band):round(y1 - band), round(x0 + band):round(x1 - band)] = 1.0
+        return probs
+
+    monkeypatch.setattr(mask, "probabilities", faces_less_band)
+    plain = [q for q, _ in mask.outlines(photo)]
+    assert all(quad_iou(q, card) < 0.85 for q in plain for card in cards)
+    both = [q for q, _ in mask.outlines(photo, on_sides=True)]
+    assert [np.array_equal(a, b) for a, b in zip(both, plain)] == [True] * len(plain)     # the rectangles first
+    assert all(max(quad_iou(q, card) for q in both) >= 0.9 for card in cards)
+    union = cards[0].min(axis=0), cards[1].max(axis=0)
+    assert all((q.mean(axis=0) > union[0]).all() and (q.mean(axis=0) < union[1]).all() for q in both)

@@ -198,7 +198,7 @@ def test_the_card_mask_networks_outlines_follow_the_locators_as_fallbacks(monkey
     elsewhere = card_quad((480, 240), 0, 200)
 
     class Mask:
-        def outlines(self, photo):
+        def outlines(self, photo, on_sides=False):
             return [(found[0].quad + 1.0, 0.9), (elsewhere, 0.8)]   # the card again, and somewhere new
 
     monkeypatch.setattr(reading, "card_mask", lambda: Mask())
@@ -230,3 +230,36 @@ def test_a_card_whose_edges_drown_in_a_dotted_cloth_is_found_by_the_card_mask_ne
         assert all(quad_iou(c.quad, card) < 0.5 for c in locate_candidates(image, keep_nested=True))
     read = read_photo(CardClassifier.load("flip7"), frame, photo_candidates(frame))
     assert [(p.label, quad_iou(q, card) > 0.85) for q, p in read if quad_iou(q, card) > 0.3] == [("8", True)]
+
+
+@pytest.mark.skipif(not (REAL / "flip7-art").is_dir(),
+                    reason=f"the real decks are not beside the repo ({REAL}): a user's clone has none")
+def test_a_card_run_together_with_the_card_beneath_is_found_on_the_sides_of_the_card_masks_region(monkeypatch):
+    """A tuning capture of the printed Flip 7 faces (real_eval --tuning-captures): a 12 lying
+    over another card on a checked cloth, a hand on it. The card mask network marks the two as one
+    region; a card standing on a stretch of its side is the 12's outline, and the photo is read as
+    a 12 there. With the regions' rectangles alone it is not read."""
+    import vision.reading as reading
+    from vision.card_mask import card_mask
+    from vision.classifier import CardClassifier
+    from vision.evaluation.real_eval import TUNING_SEED, capture
+    from vision.geometry import quad_iou
+    from vision.synth.printed import load_printed_faces
+
+    faces = load_printed_faces("flip7", REAL / "flip7-art")
+    label = "12"
+    frame, card = capture("flip7", faces, label, TUNING_SEED + 1000 * sorted(faces).index(label) + 1, "heldout")
+    classifier = CardClassifier.load("flip7")
+
+    def read_here():
+        return [(p.label, quad_iou(q, card) > 0.85) for q, p in reading.read_photo(classifier, frame)
+                if quad_iou(q, card) > 0.3 and p.label is not None]
+
+    assert read_here() == [("12", True)]
+
+    class RectanglesOnly:
+        def outlines(self, photo, on_sides=False):
+            return card_mask().outlines(photo)
+
+    monkeypatch.setattr(reading, "card_mask", lambda: RectanglesOnly())
+    assert read_here() == []

@@ -5,7 +5,11 @@ every deck's rendered faces, and the printed ones where the team's copy is at ha
 of the "train" split) maps a photo, shrunk to at most INPUT_LONG_SIDE pixels, to a logit per pixel
 at half that size: "a card's face here, not within a band of its edge" (the band, `band` of the
 card's short side in the sidecar `card-mask.json`, keeps cards that touch or overlap apart, each a
-region of its own). A card-shaped region is a card's outline, grown back by the band.
+region of its own). A card-shaped region is a card's outline, grown back by the band. Cards
+that overlap much, or a card and a hand over it, can still run together into one region, whose
+outer sides are those cards' own: for a reader that keeps an outline only where it names a card,
+the cards standing on the straight stretches of each region's hull are outlines too (as
+vision.locate proposes cards on the stretches of an edge hull).
 
 The locator (vision.locate) finds a card by its edges. The network sees a card by what it is, its
 print and its stock against the table, so it finds the cards whose edges drown in a cloth's (a
@@ -23,14 +27,18 @@ import cv2
 import numpy as np
 
 from vision.classifier import ModelError, network_files, onnx_session
-from vision.geometry import order_corners
-from vision.locate import card_shaped, refined_outlines
+from vision.geometry import CARD_ASPECT, order_corners, quad_area
+from vision.locate import card_shaped, quads_from_sides, refined_outlines
 
 MASK_MODEL = "card-mask"
 INPUT_LONG_SIDE = 320
 STRIDE = 16            # the network halves the picture four times: its input's sides are multiples of this
 MIN_REGION = 40        # pixels of the mask (at half the input's size): less is no card (a card is ~200+)
 UPSAMPLE = 4
+MIN_CARD_SHARE = 0.01  # of the photo's area: the least card a stretch of a region's side stands for (find_cards' least)
+STRETCH_SHARE = 0.5    # of a region's rectangle's short side: the least stretch of its hull a card stands on
+LEAST_OF_REGION = 0.35 # of the region's area: the least card standing on its stretch (a part of a card's picture is less)
+HELD_SHARE = 0.8       # of a card standing on a region's stretch (less the band) that must lie in that region
 
 
 class CardMask:
@@ -63,9 +71,15 @@ class CardMask:
         logits = self._session.run(None, {self._input: np.ascontiguousarray(x)})[0][0, 0]
         return 1.0 / (1.0 + np.exp(-np.clip(logits, -30.0, 30.0)))
 
-    def outlines(self, photo_bgr: np.ndarray) -> list[tuple[np.ndarray, float]]:
-        """(quad, the region's mean probability) of each card-shaped region of the mask: the quad
-        float32 (4, 2), TL TR BR BL, in the photo's pixels, grown back by the band round a card's face."""
+    def outlines(self, photo_bgr: np.ndarray, on_sides: bool = False) -> list[tuple[np.ndarray, float]]:
+        """(quad, its region's mean probability) of each card-shaped region of the mask: the quad
+        float32 (4, 2), TL TR BR BL, in the photo's pixels, grown back by the band round a card's
+        face. on_sides: then the cards standing on the straight stretches of each region's hull
+        (module docstring), each one the region holds (HELD_SHARE of it) and not a small part of
+        it (LEAST_OF_REGION): more hypotheses, some of them over no card where a region is none.
+        (On the printed Flip 7 faces' tuning captures, `python -m vision.evaluation.real_eval
+        --tuning-captures`, the cards not read fell from 16 to 10 of 264, none misread; UNO
+        Flip's stayed 7 of 432.)"""
         probs = self.probabilities(photo_bgr)
         # The probabilities smoothly enlarged before the threshold: a region's outline to a
         # quarter of the mask's pixel.
@@ -73,21 +87,46 @@ class CardMask:
         mask = (fine > self.threshold).astype(np.uint8)
         count, labels, stats, _ = cv2.connectedComponentsWithStats(mask)
         sx, sy = photo_bgr.shape[1] / mask.shape[1], photo_bgr.shape[0] / mask.shape[0]
-        quads, scores = [], []
+        # The region is a card less the band all round: its sides grown back by this factor.
+        grow = 1.0 / (1.0 - 2.0 * self.band)
+        min_side = np.sqrt(MIN_CARD_SHARE * mask.size / CARD_ASPECT)
+        rectangles, stretched = [], []      # (quad, score) each
         for i in range(1, count):
             if stats[i, cv2.CC_STAT_AREA] < MIN_REGION * UPSAMPLE ** 2:
                 continue
-            contours, _ = cv2.findContours((labels == i).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-            (cx, cy), (w, h), angle = cv2.minAreaRect(max(contours, key=cv2.contourArea))
-            # The region is the card less the band all round: its sides, grown back.
+            region = (labels == i).astype(np.uint8)
+            contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+            contour = max(contours, key=cv2.contourArea)
+            (cx, cy), (w, h), angle = cv2.minAreaRect(contour)
             grown = 2.0 * self.band * min(w, h) / (1.0 - 2.0 * self.band)
-            box = cv2.boxPoints(((cx, cy), (w + grown, h + grown), angle)).astype(np.float32)
-            quad = order_corners(box * np.array([sx, sy], np.float32))
-            if card_shaped(quad[None])[0]:
-                quads.append(quad)
-                scores.append(float(fine[labels == i].mean()))
-        # The mask's outline is a few pixels off the card's: snapped to its border in the photo.
-        return list(zip(refined_outlines(photo_bgr, quads), scores))
+            score = float(fine[labels == i].mean())
+            rectangles.append((cv2.boxPoints(((cx, cy), (w + grown, h + grown), angle)), score))
+            # A card standing on a stretch is one the region holds (not one reaching off a blob of
+            # the cloth), grown about its own centre: the stretch it stands on moves out by the band.
+            if on_sides:
+                stretched += [((q - q.mean(axis=0)) * grow + q.mean(axis=0), score)
+                              for q in quads_from_sides(cv2.convexHull(contour), max(min_side, STRETCH_SHARE * min(w, h)))
+                              if _share_in(region, q) >= HELD_SHARE
+                              and quad_area(q) >= LEAST_OF_REGION * stats[i, cv2.CC_STAT_AREA]]
+        found = []
+        for boxes in (rectangles, stretched):
+            if not boxes:
+                continue
+            quads = [order_corners(np.asarray(box, np.float32) * np.array([sx, sy], np.float32)) for box, _ in boxes]
+            shaped = [(quad, score) for quad, (_, score) in zip(quads, boxes) if card_shaped(quad[None])[0]]
+            # The mask's outline is a few pixels off the card's: snapped to its border in the photo
+            # (the rectangles and the stretches' cards apart: how far in a side is probed is the
+            # deepest of a batch's).
+            found += list(zip(refined_outlines(photo_bgr, [q for q, _ in shaped]), [s for _, s in shaped]))
+        return found
+
+
+def _share_in(region: np.ndarray, quad: np.ndarray) -> float:
+    """Share of the quad's pixels set in the region (uint8 0 / 1)."""
+    inside = np.zeros_like(region)
+    cv2.fillConvexPoly(inside, np.round(quad).astype(np.int32), 1)
+    total = cv2.countNonZero(inside)
+    return cv2.countNonZero(inside & region) / total if total else 0.0
 
 
 @functools.lru_cache(maxsize=1)

@@ -256,7 +256,7 @@ def _found_on_sides(proposals, hull_quads, found, min_area, max_area, support_ma
         shaped &= (_within_found(rectangles, _areas(rectangles), np.stack([c.quad for c in found])) if found
                    else False)
     fits = np.logical_or.reduceat(shaped, np.cumsum([0] + [len(quads) for quads in hull_quads[:-1]]))
-    sides = [quad for hull, fit in zip(proposals, fits) if not fit for quad in _quads_from_sides(hull, min_side)]
+    sides = [quad for hull, fit in zip(proposals, fits) if not fit for quad in quads_from_sides(hull, min_side)]
     return _judged(sides, min_area, max_area, support_map, edges, ycc, mask, min_support, min_score,
                    besides=[c.quad for c in found], limit=SIDE_PROPOSALS)
 
@@ -564,7 +564,7 @@ def _within_found(quads: np.ndarray, areas: np.ndarray, found: np.ndarray,
     return (inside & alike).any(axis=1)
 
 
-def _quads_from_sides(hull: np.ndarray, min_side: float) -> list[np.ndarray]:
+def quads_from_sides(hull: np.ndarray, min_side: float) -> list[np.ndarray]:
     """Card quads standing on the straight stretches of a hull (each at least min_side long),
     inwards, the stretch taken as the card's short side and as its long side."""
     perimeter = cv2.arcLength(hull, True)

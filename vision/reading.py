@@ -110,7 +110,7 @@ def photo_candidates(image_bgr: np.ndarray) -> list:
     (vision.locate.locate_candidates, keep_nested: Candidates, some of them fallbacks), in the
     photo, then at each of its OTHER_TONES (shadows lifted, highlights deepened, shadows lifted
     further), then the card mask network's outlines (vision.card_mask: cards found by what they
-    look like, not by their edges): the outlines those find that are not found already
+    look like, not by their edges; its regions' rectangles, then the cards on their sides): the outlines those find that are not found already
     (IoU < SAME_OUTLINE) follow, as fallbacks that are no place unless they name a card."""
     import cv2
 
@@ -118,7 +118,7 @@ def photo_candidates(image_bgr: np.ndarray) -> list:
 
     found = locate_candidates(image_bgr, keep_nested=True)
     others = [(c.quad, c.score) for tone in _TONES for c in locate_candidates(cv2.LUT(image_bgr, tone), keep_nested=True)]
-    for quad, score in others + card_mask().outlines(image_bgr):
+    for quad, score in others + card_mask().outlines(image_bgr, on_sides=True):
         if all(quad_iou(quad, f.quad) < SAME_OUTLINE for f in found):
             found.append(Candidate(quad, score, fallback=True, only_if_named=True))
     return found
