@@ -314,8 +314,8 @@ def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays
     def mask_outlines():
         frame, _ = frames[k[0] % len(frames)]
         k[0] += 1
-        card_mask().outlines(frame)
-    print(f"  of which the card mask network's outlines (network + edge snapping): "
+        card_mask().outlines(frame, on_sides=True)
+    print(f"  of which the card mask network's outlines (network, its regions' sides, edge snapping): "
           f"{summary(timed(mask_outlines, max(len(frames), repeats // 10), warmup=2))}")
     print(f"resident memory added while measuring: {rss_mb() - rss0:.1f} MB")
     which, locate = placement_frames(steps)
