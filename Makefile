@@ -14,12 +14,12 @@ REAL ?= ../shared/real
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+$(STAMP): pyproject.toml constraints.txt | $(PY)
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
 	touch $@
 
-$(TRAIN_STAMP): pyproject.toml | $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,train]'
+$(TRAIN_STAMP): pyproject.toml constraints.txt | $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,train]'
 	touch $@
 
 demo: $(STAMP)
