@@ -99,6 +99,18 @@ class _Counting(ColourClassifier):
         return super().probabilities(crops)
 
 
+def _fed(detector, frames) -> tuple[list, list, list]:
+    """(each frame's step, (frame, event) of each event, crops read at each frame) of a detector
+    whose classifier is a _Counting one."""
+    steps, reported, read = [], [], []
+    for i, frame in enumerate(frames):
+        before = detector.classifier.crops
+        reported += [(i, e) for e in detector.feed(frame, i)]
+        steps.append(detector.step)
+        read.append(detector.classifier.crops - before)
+    return steps, reported, read
+
+
 def test_a_placement_is_located_on_the_settled_frame_and_read_and_judged_on_the_next():
     """A placement's work is shared by two frames (locate, then read and explain) so neither
     holds up the camera long: the event comes with the frame after the settled one and carries
@@ -109,14 +121,8 @@ def test_a_placement_is_located_on_the_settled_frame_and_read_and_judged_on_the_
     clip.still(3)
     clip.place("blue", card_quad((300, 240), 20, 180))
     clip.still(10)
-    classifier = _Counting(clip.faces)
-    detector = PlacementDetector(classifier, early_frames=0)
-    steps, reported, read = [], [], []
-    for i, frame in enumerate(clip.frames):
-        before = classifier.crops
-        reported += [(i, e) for e in detector.feed(frame, i)]
-        steps.append(detector.step)
-        read.append(classifier.crops - before)
+    detector = PlacementDetector(_Counting(clip.faces), early_frames=0)
+    steps, reported, read = _fed(detector, clip.frames)
     (at, event), = reported
     assert event.label == "blue" and event.frame_index == at - 1
     assert (steps[at - 1], steps[at]) == ("locate", "judge")
@@ -145,14 +151,7 @@ def test_a_placement_confirmed_on_more_still_frames_is_read_on_each():
     clip.still(3)
     clip.place("blue", card_quad((300, 240), 20, 180))
     clip.still(10)
-    classifier = _Counting(clip.faces)
-    detector = PlacementDetector(classifier, early_frames=0, confirm_frames=3)
-    steps, reported, read = [], [], []
-    for i, frame in enumerate(clip.frames):
-        before = classifier.crops
-        reported += [(i, e) for e in detector.feed(frame, i)]
-        steps.append(detector.step)
-        read.append(classifier.crops - before)
+    steps, reported, read = _fed(PlacementDetector(_Counting(clip.faces), early_frames=0, confirm_frames=3), clip.frames)
     (at, event), = reported
     assert event.label == "blue" and event.frame_index == at - 1
     assert steps[at - 3:at + 1] == ["locate", "confirm", "confirm", "judge"]
