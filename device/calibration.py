@@ -19,10 +19,12 @@ from device.buttons import ButtonPress
 from device.screens import ChoiceScreen, MessageScreen
 from vision.adapt import SUREST_PHOTOS as PHOTOS_PER_CARD   # the newest kept of each card
 from vision.files import write_atomically
+from vision.geometry import intersection_area, quad_area, quad_iou
 
 log = logging.getLogger(__name__)
 
 PROFILE_FOLDER = "calibration"
+SAME_FIXTURE = 0.5           # IoU: a quad found where one of the table's fixtures is (CalibrationFlow) is that fixture
 
 
 def profile_path(state_dir: str | Path, deck: str) -> Path:
@@ -217,6 +219,12 @@ class CalibrationFlow:
         self.read_as = None          # ... and the reader's Prediction of it (once per still card)
         self.in_view = False         # a card is in view (still or not)
         self.cleared = True          # the zone was clear since the last card was taken
+        # What the locator outlines on the table itself (a mat, a square of a checked cloth): the
+        # quads seen away from the card when it was taken. They are no card, and a zone showing
+        # only them is clear (else a busy cloth would keep the walk at "take it away").
+        self._fixtures: list = []
+        self._seen: list = []        # the quads of the last frame, less the fixtures
+        self._taken_at = None        # ... and the one the current crop was cut at
         self._still = None           # vision.placement.StillPicture, made at the first frame
         self.finished = False
         self.result = None           # the CalibratedClassifier once learnt
@@ -237,10 +245,12 @@ class CalibrationFlow:
             return
         self._still = self._still or StillPicture()
         still = self._still.feed(frame_bgr)
-        quads = find_cards(frame_bgr)
+        quads = [q for q in find_cards(frame_bgr) if all(quad_iou(q, f) < SAME_FIXTURE for f in self._fixtures)]
+        self._seen = quads
         self.cleared = self.cleared or not quads
         self.in_view = bool(quads) and self.cleared
         quad = max(quads, key=cv2.contourArea) if self.in_view and still else None
+        self._taken_at = quad
         was_seen, self.current = self.current is not None, None if quad is None else warp_card(frame_bgr, quad)
         if self.current is None:
             self.read_as = None
@@ -267,6 +277,7 @@ class CalibrationFlow:
         elif press.button == "ok":
             if self.current is not None:
                 self.crops.setdefault(self.labels[self.index], []).append(self.current)
+                self._fixtures += [q for q in self._seen if not _overlapping(q, self._taken_at)]
                 self.current, self.read_as, self.in_view, self.cleared = None, None, False, False  # the next label needs the zone cleared first
                 self._advance()
         elif press.button == "next":
@@ -392,3 +403,8 @@ class CalibrationFlow:
         self.summary = f"{len(self.crops)} learnt, {each}" + (f", {len(missing)} not shown" if missing else "")
         if saved:
             log.info("calibration saved to %s: %s (photos kept in %s)", self.path, self.summary, folder)
+
+
+def _overlapping(a, b) -> bool:
+    """The quads overlap (by a tenth of the smaller one): a part of the card, or the card itself."""
+    return intersection_area(a, b) > 0.1 * min(quad_area(a), quad_area(b))

@@ -790,6 +790,40 @@ def test_menu_walk_takes_a_card_only_once_the_picture_is_still(tmp_path, base):
     assert flow.screen().lines[1] == "take it away" and flow.current is None   # not the next label's
 
 
+def test_a_walk_on_a_table_the_locator_outlines_a_mat_on_takes_each_card_not_the_mat(tmp_path, base):
+    """Something on the table the locator outlines in every frame (a mat, a square of a checked
+    cloth) is not a card: seen away from the card taken, it is the table's, so the zone showing it
+    alone is clear ("no card yet", not "take it away" for ever), and the next card is taken, not it."""
+    from tests.vision_fixtures import card_face, card_quad, place
+    from vision.geometry import quad_iou, warp_card
+    from vision.locate import find_cards
+
+    rng = np.random.default_rng(21)
+    table = _empty_table(3)
+    mat = card_quad((120, 120), 0, 150)
+    cv2.fillConvexPoly(table, np.round(mat).astype(np.int32), (40, 110, 50))
+    assert any(quad_iou(q, mat) > 0.8 for q in find_cards(table))
+    cards = {"0": card_quad((420, 250), 10, 200), "1": card_quad((380, 300), -20, 200)}
+    laid = {}
+    for label, quad in cards.items():
+        laid[label] = table.copy()
+        place(laid[label], card_face(rng, label), quad)
+
+    flow = CalibrationFlow(base, DECK, profile_path(tmp_path, DECK))
+    _lay(flow, laid["0"])
+    flow.on_button(ButtonPress("ok"))
+    _lay(flow, table)
+    assert flow.screen().lines == ("show: 1 — ok", "no card yet")
+    _lay(flow, laid["1"])
+    assert flow.screen().lines[1] == "card seen"
+    flow.on_button(ButtonPress("ok"))
+    for label, quad in cards.items():
+        taken = flow.crops[label][0].astype(np.int16)
+        assert np.abs(taken - warp_card(laid[label], quad)).mean() < 20
+    _lay(flow, table)
+    assert flow.screen().lines == ("show: 2 — ok", "no card yet")
+
+
 def test_walking_the_deck_again_adds_photos_and_one_card_again_starts_it_afresh(tmp_path, base, capsys,
                                                                               monkeypatch):
     """The walk keeps its photos beside the profile, in the folder `tablemate calibrate --from`
