@@ -237,7 +237,7 @@ def deal_video(classifier, deck: str, plays: int) -> dict[str, "Times"]:
 
 
 def placement_frames(steps: dict[str, "Times"]) -> tuple[str, "Times"]:
-    """A placement's work is shared by two frames (locate + read, then judge): the placement frame
+    """A placement's work is shared by two frames (locate, then read + judge): the placement frame
     is the costlier of the two by median. (its step, its frames' Times)."""
     which = max(("locate", "judge"), key=lambda step: statistics.median(steps.get(step) or [0.0]))
     return which, steps.get(which) or Times()
