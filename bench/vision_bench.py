@@ -388,7 +388,7 @@ def calibrated_reading(classifier, deck: str, crop, repeats: int, plays: int) ->
           f"{summary(reading)}")
     print(f"  of which the look network alone: {summary(timed(lambda: calibrated.look.embed([crop]), repeats))}")
     # As the device reads a card: both ways up (vision.reading), the templates scored once, beside
-    # the same reading with the half turn's templates scored again (what it cost before b9d4ab5).
+    # the same reading with the half turn's templates scored again (what it cost before bbca171).
     from vision.geometry import turned_half_round
     from vision.reading import both_ways_probabilities
 

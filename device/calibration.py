@@ -19,7 +19,8 @@ from device.buttons import ButtonPress
 from device.screens import ChoiceScreen, MessageScreen
 from vision.adapt import SUREST_PHOTOS as PHOTOS_PER_CARD   # the newest kept of each card
 from vision.files import write_atomically
-from vision.geometry import intersection_area, quad_area, quad_iou
+from vision.geometry import quad_iou
+from vision.reading import same_place
 
 log = logging.getLogger(__name__)
 
@@ -277,7 +278,7 @@ class CalibrationFlow:
         elif press.button == "ok":
             if self.current is not None:
                 self.crops.setdefault(self.labels[self.index], []).append(self.current)
-                self._fixtures += [q for q in self._seen if not _overlapping(q, self._taken_at)]
+                self._fixtures += [q for q in self._seen if not same_place(q, self._taken_at)]
                 self.current, self.read_as, self.in_view, self.cleared = None, None, False, False  # the next label needs the zone cleared first
                 self._advance()
         elif press.button == "next":
@@ -404,7 +405,3 @@ class CalibrationFlow:
         if saved:
             log.info("calibration saved to %s: %s (photos kept in %s)", self.path, self.summary, folder)
 
-
-def _overlapping(a, b) -> bool:
-    """The quads overlap (by a tenth of the smaller one): a part of the card, or the card itself."""
-    return intersection_area(a, b) > 0.1 * min(quad_area(a), quad_area(b))

@@ -98,8 +98,8 @@ class CardMask:
             contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
             contour = max(contours, key=cv2.contourArea)
             (cx, cy), (w, h), angle = cv2.minAreaRect(contour)
-            grown = 2.0 * self.band * min(w, h) / (1.0 - 2.0 * self.band)
-            score = float(fine[labels == i].mean())
+            grown = (grow - 1.0) * min(w, h)
+            score = cv2.mean(fine, mask=region)[0]
             rectangles.append((cv2.boxPoints(((cx, cy), (w + grown, h + grown), angle)), score))
             # A card standing on a stretch is one the region holds (not one reaching off a blob of
             # the cloth), grown about its own centre: the stretch it stands on moves out by the band.

@@ -301,7 +301,8 @@ class PlacementDetector:
             self.step = "locate"
             return self._settled(frame_bgr, tiny, frame_index)
         self.step = "confirm"
-        return self._confirm(frame_bgr, tiny, frame_index)
+        self._owe_reading(frame_bgr, tiny, self._mid(frame_bgr), frame_index)
+        return []
 
     # ------------------------------------------------------------------ stages
     def _start(self, frame, tiny) -> None:
@@ -408,10 +409,6 @@ class PlacementDetector:
     def _lies_as_read(self, early: _EarlyCard, mid, shape) -> bool:
         """Whether the place of a card read early shows what it showed then (EARLY_MOVED)."""
         return self._mask_share(self._changed_pixels(mid, early.mid), early.quad, shape) < EARLY_MOVED
-
-    def _confirm(self, frame, tiny, frame_index) -> list[VisionEvent]:
-        self._owe_reading(frame, tiny, self._mid(frame), frame_index)
-        return []
 
     def _owe_reading(self, frame, tiny, mid, frame_index) -> None:
         """The pending cards are read in this still frame at the next call, and the change is
