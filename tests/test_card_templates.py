@@ -242,6 +242,46 @@ def test_a_card_the_templates_name_is_not_sure_where_a_trusted_model_names_anoth
 
 
 
+def test_a_card_the_templates_nearly_name_is_named_where_a_trusted_model_leans_to_it_and_version_5_names_it(
+        uno_model, uno_profile):
+    """Glare, or an outline a little off, can keep the templates' score of the user's own card just
+    below card_score. Where that card is their likeliest, within LEANED_SLACK of card_score, and a
+    trusted model leans to it without naming it, it is named as far as version 5's reading (the
+    look network and the model's vote) names it too; short of any of those, it stays "not sure"."""
+    from vision.adapt import LEANED_SLACK, CalibratedClassifier
+    from vision.classifier import NOT_SURE
+
+    ways = dict.fromkeys(uno_profile.counts, 2)
+    trusted = dataclasses.replace(uno_profile, model_named=ways, model_misnamed=dict.fromkeys(ways, 0))
+    untrusted = dataclasses.replace(trusted, model_misnamed={**trusted.model_misnamed, "wild": 1})
+    assert trusted.model_trusted and not untrusted.model_trusted
+    classes = uno_model.spec.classes
+    face = uno_faces(SHOWN)["red-8"]
+    card_score = trusted.template_params.card_score
+
+    def read(profile, below=LEANED_SLACK / 2, likeliest="red-8", leaning=(("red-8", 3.0), ("blue-3", 2.8))):
+        reading = CalibratedClassifier(uno_model, profile, UNO)
+        embeddings = reading.look.embed([face])
+        look = profile.template_params.look_weight * reading.similarities(embeddings).nearest[0]
+        wanted = np.full(len(LABELS), card_score - 2 * LEANED_SLACK - 0.2)    # what each label's score comes to
+        wanted[LABELS.index(likeliest)] = card_score - below
+        logits = np.zeros((1, len(classes)), np.float32)
+        for label, logit in leaning:                               # leans to the first without naming it
+            logits[0, classes.index(label)] = logit
+        got = reading.decide(reading.template_probabilities([face], logits, embeddings,
+                                                            template_scores=(wanted - look)[None])[0])
+        return got.label or got.reason
+
+    assert read(trusted) == "red-8"
+    assert read(trusted, below=0.0) == "red-8" and read(trusted, below=-0.2) == "red-8"   # (the templates name it)
+    assert read(untrusted) == NOT_SURE                           # the model's leaning is no evidence
+    assert read(trusted, below=LEANED_SLACK + 0.05) == NOT_SURE  # too far below: another design, say
+    assert read(trusted, leaning=(("green-6", 3.0), ("blue-3", 2.8))) == NOT_SURE   # the model leans elsewhere
+    # The model leans to the red 3 by a hair, the templates' likeliest too, but version 5 names the
+    # red 8 (the look network sees the red 8 shown): "not sure".
+    assert read(trusted, likeliest="red-3", leaning=(("red-3", 3.0), ("red-8", 2.95))) == NOT_SURE
+
+
 def test_a_card_of_another_deck_is_not_sure_where_the_model_sees_a_card_and_no_card_where_it_sees_none(
         uno_model, uno_profile):
     """"No card" only where there is none: a crop the templates find no card of the walked deck in
