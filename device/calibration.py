@@ -25,7 +25,9 @@ from vision.reading import same_place
 log = logging.getLogger(__name__)
 
 PROFILE_FOLDER = "calibration"
-SAME_FIXTURE = 0.5           # IoU: a quad found where one of the table's fixtures is (CalibrationFlow) is that fixture
+# IoU: a quad found where one of the table's fixtures is (CalibrationFlow) is that fixture. (IoU,
+# not vision.reading.same_place, which a card laid on a mat would share with the mat.)
+SAME_FIXTURE = 0.5
 
 
 def profile_path(state_dir: str | Path, deck: str) -> Path:
@@ -404,4 +406,3 @@ class CalibrationFlow:
         self.summary = f"{len(self.crops)} learnt, {each}" + (f", {len(missing)} not shown" if missing else "")
         if saved:
             log.info("calibration saved to %s: %s (photos kept in %s)", self.path, self.summary, folder)
-

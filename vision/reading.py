@@ -110,8 +110,9 @@ def photo_candidates(image_bgr: np.ndarray) -> list:
     (vision.locate.locate_candidates, keep_nested: Candidates, some of them fallbacks), in the
     photo, then at each of its OTHER_TONES (shadows lifted, highlights deepened, shadows lifted
     further), then the card mask network's outlines (vision.card_mask: cards found by what they
-    look like, not by their edges; its regions' rectangles, then the cards on their sides): the outlines those find that are not found already
-    (IoU < SAME_OUTLINE) follow, as fallbacks that are no place unless they name a card."""
+    look like, not by their edges; its regions' rectangles, then the cards on their sides): the
+    outlines those find that are not found already (IoU < SAME_OUTLINE) follow, as fallbacks
+    that are no place unless they name a card."""
     import cv2
 
     from vision.geometry import quad_iou
