@@ -135,3 +135,24 @@ def test_cards_that_run_together_into_one_region_are_outlined_on_its_sides(monke
     assert all(max(quad_iou(q, card) for q in both) >= 0.9 for card in cards)
     union = cards[0].min(axis=0), cards[1].max(axis=0)
     assert all((q.mean(axis=0) > union[0]).all() and (q.mean(axis=0) < union[1]).all() for q in both)
+
+
+def test_the_card_share_of_an_outline_is_high_over_a_card_and_low_over_the_bare_table():
+    """CardMask.card_share: the network's probability averaged over an outline's face (the
+    reader's second opinion on a fallback the model names below its fallback bar,
+    vision.reading.MASK_SEES_CARD): at a card's own outline, in a photo of any size, most of it;
+    at the same outline moved onto the bare table, little."""
+    import cv2
+
+    from vision.reading import MASK_SEES_CARD
+
+    frame, truth = make_scene(np.random.default_rng(77), ["7"], "flip7", split="heldout", extra_cards=False)
+    card = truth[0].quad
+    # the card's outline moved to where the card is not: the other half of the frame
+    away = card + np.array([frame.shape[1] / 2 if card[:, 0].mean() < frame.shape[1] / 2 else -frame.shape[1] / 2, 0],
+                           np.float32)
+    on_card, on_table = card_mask().card_share(frame, [card, away])
+    assert on_card >= MASK_SEES_CARD > 0.5 > on_table, (on_card, on_table)
+    bigger = cv2.resize(frame, (frame.shape[1] * 3 // 2, frame.shape[0] * 3 // 2))
+    assert abs(card_mask().card_share(bigger, [card * 1.5])[0] - on_card) < 0.05
+    assert card_mask().card_share(frame, []).shape == (0,)

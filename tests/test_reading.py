@@ -100,15 +100,33 @@ class _ByColour:
         return reject_rule(probs, self.classes, 1, 0.6, 0.3)
 
 
-def test_a_fallback_outline_is_read_only_where_nothing_is_named_and_names_a_card_only_when_sure():
+class _MaskSeeing:
+    """A stand-in card mask network (vision.card_mask.CardMask) that sees a card over every
+    outline at `share` (its probability averaged over the outline's face); it counts the outlines
+    it was asked about."""
+
+    def __init__(self, share: float):
+        self.share = share
+        self.asked = 0
+
+    def card_share(self, photo_bgr, quads):
+        self.asked += len(quads)
+        return np.full(len(quads), self.share, np.float32)
+
+
+def test_a_fallback_outline_is_read_only_where_nothing_is_named_and_names_a_card_only_when_sure(monkeypatch):
     """read_photo: the locator's fallbacks (vision.locate.Candidate.fallback: cards found that
     suppression dropped) are read only at places none of its other quads named a card, and name
-    one only at FALLBACK_CONFIDENCE; below it they are "not sure"."""
+    one only at FALLBACK_CONFIDENCE; below it they are "not sure" (here the card mask network
+    sees no card over them: see the next test for where it does)."""
     import cv2
 
+    from vision import reading
     from vision.classifier import NOT_SURE
     from vision.locate import Candidate
     from vision.reading import FALLBACK_CONFIDENCE, read_photo
+
+    monkeypatch.setattr(reading, "card_mask", lambda: _MaskSeeing(0.0))
 
     assert 0.75 < FALLBACK_CONFIDENCE
     frame = np.zeros((480, 760, 3), np.uint8)
@@ -136,14 +154,18 @@ def test_a_fallback_outline_is_read_only_where_nothing_is_named_and_names_a_card
 
 
 
-def test_an_outline_found_at_another_tone_is_a_place_only_where_it_names_a_card():
+def test_an_outline_found_at_another_tone_is_a_place_only_where_it_names_a_card(monkeypatch):
     """read_photo: a fallback found at another tone of the photo (Candidate.only_if_named) that
     names no card at FALLBACK_CONFIDENCE is no place at all (an empty table's scan lists nothing),
-    where a locator's fallback reads "not sure"; one that names a card is read as any fallback."""
+    where a locator's fallback reads "not sure"; one that names a card is read as any fallback.
+    (The card mask network sees no card over them.)"""
     import cv2
 
+    from vision import reading
     from vision.locate import Candidate
     from vision.reading import read_photo
+
+    monkeypatch.setattr(reading, "card_mask", lambda: _MaskSeeing(0.0))
 
     frame = np.zeros((480, 520, 3), np.uint8)
     quads = {}
@@ -154,6 +176,54 @@ def test_an_outline_found_at_another_tone_is_a_place_only_where_it_names_a_card(
     assert [(p.label, np.allclose(q, quads["green"])) for q, p in read] == [("7", True)]
     read = read_photo(_ByColour(), frame, [Candidate(quads["blue"], 0.9, fallback=True)])
     assert [p.label for _, p in read] == [None] and read[0][1].reason == "not sure"
+
+
+class _Sure:
+    """A stand-in classifier of one card, "7", named at `confidence` on every crop (by the
+    model's own bar, 0.6)."""
+    classes = ("7", "none")
+
+    def __init__(self, confidence: float):
+        self.confidence = confidence
+
+    def probabilities(self, crops):
+        return np.array([[self.confidence, 1.0 - self.confidence]] * len(crops), np.float32)
+
+    def decide(self, probs):
+        from vision.classifier import reject_rule
+
+        return reject_rule(probs, self.classes, 1, 0.6, 0.3)
+
+
+@pytest.mark.parametrize("only_if_named", [False, True])
+def test_a_fallback_named_below_the_fallback_bar_names_its_card_where_the_card_mask_sees_a_card(monkeypatch, only_if_named):
+    """read_photo: a fallback the model names at SEEN_CONFIDENCE or more, yet below
+    FALLBACK_CONFIDENCE, names its card where the card mask network sees a card over it
+    (MASK_SEES_CARD); where it sees less, or the model is less sure than SEEN_CONFIDENCE, it does
+    not (a "not sure" place, or none for an outline that is a place only where it names a card).
+    The network is asked only about such fallbacks."""
+    from vision import reading
+    from vision.locate import Candidate
+    from vision.reading import FALLBACK_CONFIDENCE, MASK_SEES_CARD, SEEN_CONFIDENCE, read_photo
+
+    assert SEEN_CONFIDENCE < 0.85 < FALLBACK_CONFIDENCE and MASK_SEES_CARD < 0.9
+    frame = np.full((480, 520, 3), 128, np.uint8)
+    candidates = [Candidate(card_quad((260, 240), 0, 220), 0.9, fallback=True, only_if_named=only_if_named)]
+
+    def read(confidence, share):
+        mask = _MaskSeeing(share)
+        monkeypatch.setattr(reading, "card_mask", lambda: mask)
+        return [p for _, p in read_photo(_Sure(confidence), frame, candidates)], mask.asked
+
+    named, asked = read(0.85, 0.9)
+    assert [p.label for p in named] == ["7"] and asked == 1
+    for confidence, share in ((0.85, MASK_SEES_CARD - 0.1), (SEEN_CONFIDENCE - 0.05, 0.9)):
+        places, _ = read(confidence, share)
+        if only_if_named:
+            assert places == []
+        else:
+            assert [(p.label, p.reason) for p in places] == [(None, "not sure")]
+    assert read(0.95, 0.0)[0][0].label == "7" and read(0.95, 0.0)[1] == 0   # sure: the network not asked
 
 
 def test_a_dark_card_the_photo_outlines_only_with_its_shadows_lifted_is_read_there_as_a_fallback():

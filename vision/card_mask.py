@@ -71,6 +71,20 @@ class CardMask:
         logits = self._session.run(None, {self._input: np.ascontiguousarray(x)})[0][0, 0]
         return 1.0 / (1.0 + np.exp(-np.clip(logits, -30.0, 30.0)))
 
+    def card_share(self, photo_bgr: np.ndarray, quads) -> np.ndarray:
+        """(len(quads),): how likely, on average over its face (the quad less the band round its
+        edge, as the network was taught), each quad of the photo holds a card."""
+        probs = self.probabilities(photo_bgr)
+        scale = np.array([probs.shape[1] / photo_bgr.shape[1], probs.shape[0] / photo_bgr.shape[0]], np.float32)
+        shares = []
+        for quad in quads:
+            q = np.asarray(quad, np.float32) * scale
+            centre = q.mean(axis=0)
+            face = np.zeros(probs.shape, np.uint8)
+            cv2.fillConvexPoly(face, np.round((q - centre) * (1.0 - 2.0 * self.band) + centre).astype(np.int32), 1)
+            shares.append(cv2.mean(probs, mask=face)[0] if face.any() else 0.0)
+        return np.array(shares, np.float32)
+
     def outlines(self, photo_bgr: np.ndarray, on_sides: bool = False) -> list[tuple[np.ndarray, float]]:
         """(quad, its region's mean probability) of each card-shaped region of the mask: the quad
         float32 (4, 2), TL TR BR BL, in the photo's pixels, grown back by the band round a card's

@@ -25,6 +25,17 @@ from vision.locate import Candidate, locate_candidates
 # this confidence, above the model's own bar: each outline more read at a place is one more chance
 # to misread it (flip7's rendered end-to-end scenes: a +8 read as a +6 at 0.69 at a fallback).
 FALLBACK_CONFIDENCE = 0.9
+# ... or at SEEN_CONFIDENCE where the card mask network (vision.card_mask) sees a card over it: its
+# probability, averaged over the outline's face, at least MASK_SEES_CARD. The bar at 0.8 alone let
+# the table's pattern be read as a card (flip7's rendered scenes, `evaluate --scenes-only --scenes
+# 300 --seed 12342`: an 11 at 0.85 and a 1 at 0.84 where no card lay, the network's average 0.00
+# over both; at 0.5, flip7-vengeance's read a dotted cloth as a discard at 0.89, its average
+# 0.59). The user's card in glare, or at an outline a little off, named at 0.82-0.90 at its best
+# outline, averaged 0.80-0.92 (the Flip 7 tuning captures: 25 -> 18 of 660 not read out of the
+# box, none misread). A card's colour twin read at a loose outline is no pattern of the table, so
+# the bar stays above such slips (the +8 above, at 0.69, where the network saw 0.80).
+SEEN_CONFIDENCE = 0.8
+MASK_SEES_CARD = 0.75
 # A still photo is also located at other tones, each channel raised to each power of OTHER_TONES
 # in turn: its shadows lifted (0.5), its highlights deepened (2), its shadows lifted further (0.3).
 # A dark card on a dark or busy cloth (UNO Flip's dark side, a card in a hand's shadow), or a cream
@@ -130,15 +141,22 @@ def read_photo(classifier, image_bgr: np.ndarray, candidates=None) -> list[tuple
     placement detector reads a frame: every quad located (photo_candidates, unless given) read as
     read_cards reads one, then the locator's fallbacks (Candidate.fallback) lying where none of
     those is named (named only at FALLBACK_CONFIDENCE; one found at another tone of the photo or
-    by the card mask network, Candidate.only_if_named, is no place unless it names a card), and one reading kept per place
+    by the card mask network, Candidate.only_if_named, is no place unless it names a card; at the
+    SEEN_CONFIDENCE where the card mask network sees a card over it, MASK_SEES_CARD), and one reading kept per place
     (one_per_place), in the order kept."""
     candidates = photo_candidates(image_bgr) if candidates is None else list(candidates)
     quads = [c.quad for c in candidates if not c.fallback]
     predictions = read_cards(classifier, image_bgr, quads)
     named = [q for q, p in zip(quads, predictions) if p.label is not None]
     later = [c for c in candidates if c.fallback and not any(same_place(c.quad, q) for q in named)]
-    for c, p in zip(later, read_cards(classifier, image_bgr, [c.quad for c in later])):
-        sure = p.label is not None and p.confidence >= FALLBACK_CONFIDENCE
+    later_read = read_cards(classifier, image_bgr, [c.quad for c in later])
+    named_later = np.array([p.label is not None for p in later_read], bool)
+    confidence = np.array([p.confidence for p in later_read], float)
+    sure = named_later & (confidence >= FALLBACK_CONFIDENCE)
+    nearly = np.flatnonzero(named_later & ~sure & (confidence >= SEEN_CONFIDENCE))
+    if len(nearly):
+        sure[nearly] = card_mask().card_share(image_bgr, [later[i].quad for i in nearly]) >= MASK_SEES_CARD
+    for c, p, sure in zip(later, later_read, sure.tolist()):
         if c.only_if_named and not sure:
             continue
         quads.append(c.quad)
