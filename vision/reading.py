@@ -26,14 +26,16 @@ from vision.locate import Candidate, locate_candidates
 # to misread it (flip7's rendered end-to-end scenes: a +8 read as a +6 at 0.69 at a fallback).
 FALLBACK_CONFIDENCE = 0.9
 # ... or at SEEN_CONFIDENCE where the card mask network (vision.card_mask) sees a card over it: its
-# probability, averaged over the outline's face, at least MASK_SEES_CARD. The bar at 0.8 alone let
-# the table's pattern be read as a card (flip7's rendered scenes, `evaluate --scenes-only --scenes
-# 300 --seed 12342`: an 11 at 0.85 and a 1 at 0.84 where no card lay, the network's average 0.00
-# over both; at 0.5, flip7-vengeance's read a dotted cloth as a discard at 0.89, its average
-# 0.59). The user's card in glare, or at an outline a little off, named at 0.82-0.90 at its best
-# outline, averaged 0.80-0.92 (the Flip 7 tuning captures: 25 -> 18 of 660 not read out of the
-# box, none misread). A card's colour twin read at a loose outline is no pattern of the table, so
-# the bar stays above such slips (the +8 above, at 0.69, where the network saw 0.80).
+# probability, averaged over the outline's face, at least MASK_SEES_CARD. What the 0.9 bar keeps out
+# is mostly the table's pattern read as a card, where the network sees none: with the bar at 0.8
+# alone, flip7's rendered scenes (`evaluate --scenes-only --scenes 300 --seed 12342`) read an 11 at
+# 0.85 and a 1 at 0.84 where no card lay, the network's average 0.00 over both; with
+# MASK_SEES_CARD at 0.5, flip7-vengeance's read a dotted cloth as a discard at 0.89, its average
+# 0.59. The user's card in glare, or at an outline a little off, named at 0.82-0.90 at its best
+# outline, averaged 0.80-0.92: on the Flip 7 tuning captures (`real_eval --tuning-captures
+# --captures 60`) not read out of the box 51 -> 40 of 1,320, none misread. A card's colour twin read
+# at a loose outline is no pattern of the table: SEEN_CONFIDENCE stays above such slips (the +8
+# above, at 0.69, where the network saw 0.80).
 SEEN_CONFIDENCE = 0.8
 MASK_SEES_CARD = 0.75
 # A still photo is also located at other tones, each channel raised to each power of OTHER_TONES
@@ -141,9 +143,9 @@ def read_photo(classifier, image_bgr: np.ndarray, candidates=None) -> list[tuple
     placement detector reads a frame: every quad located (photo_candidates, unless given) read as
     read_cards reads one, then the locator's fallbacks (Candidate.fallback) lying where none of
     those is named (named only at FALLBACK_CONFIDENCE; one found at another tone of the photo or
-    by the card mask network, Candidate.only_if_named, is no place unless it names a card; at the
-    SEEN_CONFIDENCE where the card mask network sees a card over it, MASK_SEES_CARD), and one reading kept per place
-    (one_per_place), in the order kept."""
+    by the card mask network, Candidate.only_if_named, is no place unless it names a card; or at
+    SEEN_CONFIDENCE where the card mask network sees a card over it, MASK_SEES_CARD), and one
+    reading kept per place (one_per_place), in the order kept."""
     candidates = photo_candidates(image_bgr) if candidates is None else list(candidates)
     quads = [c.quad for c in candidates if not c.fallback]
     predictions = read_cards(classifier, image_bgr, quads)
@@ -156,11 +158,11 @@ def read_photo(classifier, image_bgr: np.ndarray, candidates=None) -> list[tuple
     nearly = np.flatnonzero(named_later & ~sure & (confidence >= SEEN_CONFIDENCE))
     if len(nearly):
         sure[nearly] = card_mask().card_share(image_bgr, [later[i].quad for i in nearly]) >= MASK_SEES_CARD
-    for c, p, sure in zip(later, later_read, sure.tolist()):
-        if c.only_if_named and not sure:
+    for c, p, named_here in zip(later, later_read, sure.tolist()):
+        if c.only_if_named and not named_here:
             continue
         quads.append(c.quad)
-        predictions.append(p if p.label is None or sure else Prediction(None, p.confidence, NOT_SURE, p.label))
+        predictions.append(p if p.label is None or named_here else Prediction(None, p.confidence, NOT_SURE, p.label))
     return [(quads[i], predictions[i]) for i in one_per_place(quads, predictions)]
 
 
