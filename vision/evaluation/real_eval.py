@@ -438,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
             classifiers[f"after {looks} look(s)"] = CalibratedClassifier(base, profile, args.deck)
             classifiers[f"after {looks} look(s), without the picture check"] = CalibratedClassifier(
                 base, profile, args.deck, picture_check=False)
-        results += read_captures(args.deck, faces, classifiers, args.captures or CAPTURES[args.deck],
+        results += read_captures(args.deck, faces, classifiers, CAPTURES[args.deck] if args.captures is None else args.captures,
                                  TUNING_SEED if args.tuning_captures else CAPTURE_SEED)
     if args.deck == PHOTO_DECK and not args.no_photos and (real / PHOTO_FOLDER).is_dir():
         rows = [] if args.rows else None
