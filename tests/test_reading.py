@@ -226,6 +226,32 @@ def test_a_fallback_named_below_the_fallback_bar_names_its_card_where_the_card_m
     assert read(0.95, 0.0)[0][0].label == "7" and read(0.95, 0.0)[1] == 0   # sure: the network not asked
 
 
+def test_a_card_named_below_the_fallback_bar_where_the_card_mask_sees_no_card_is_not_sure(monkeypatch):
+    """read_photo: a located quad (no fallback) the model names below FALLBACK_CONFIDENCE, where
+    the card mask network sees no card over it (less than MASK_SEES_NO_CARD), is "not sure",
+    leaning to the card: the table's pattern read as a card. Where the network sees a card, or
+    the model is sure, the card is named; the network is asked only about the unsure readings."""
+    from vision import reading
+    from vision.locate import Candidate
+    from vision.reading import FALLBACK_CONFIDENCE, MASK_SEES_NO_CARD, read_photo
+
+    assert 0.85 < FALLBACK_CONFIDENCE and 0.0 < MASK_SEES_NO_CARD < 0.5
+    frame = np.full((480, 520, 3), 128, np.uint8)
+    candidates = [Candidate(card_quad((260, 240), 0, 220), 0.9)]
+
+    def read(confidence, share):
+        mask = _MaskSeeing(share)
+        monkeypatch.setattr(reading, "card_mask", lambda: mask)
+        return [p for _, p in read_photo(_Sure(confidence), frame, candidates)], mask.asked
+
+    places, asked = read(0.85, MASK_SEES_NO_CARD - 0.1)
+    assert [(p.label, p.reason, p.leaning) for p in places] == [(None, "not sure", "7")] and asked == 1
+    places, asked = read(0.85, 0.5)
+    assert [p.label for p in places] == ["7"] and asked == 1
+    places, asked = read(0.95, 0.0)
+    assert [p.label for p in places] == ["7"] and asked == 0                  # sure: the network not asked
+
+
 def test_a_dark_card_the_photo_outlines_only_with_its_shadows_lifted_is_read_there_as_a_fallback():
     """photo_candidates also locates the photo with its shadows lifted (OTHER_TONES): a dark
     UNO Flip card on a dotted cloth under a hand (a rendered scene, the "heldout" split's cloth)
