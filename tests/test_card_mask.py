@@ -156,3 +156,23 @@ def test_the_card_share_of_an_outline_is_high_over_a_card_and_low_over_the_bare_
     bigger = cv2.resize(frame, (frame.shape[1] * 3 // 2, frame.shape[0] * 3 // 2))
     assert abs(card_mask().card_share(bigger, [card * 1.5])[0] - on_card) < 0.05
     assert card_mask().card_share(frame, []).shape == (0,)
+
+
+def test_the_network_runs_once_for_a_photo_asked_about_again_and_afresh_for_another():
+    """A still photo's reader asks about one photo for its outlines and again for the readings it
+    doubts: the network runs once for it, and again for another photo (or the same one changed)."""
+    mask = CardMask.load()
+    runs = []
+    session_run = mask._session.run
+    mask._session = type("Counting", (), {"run": lambda self, *a, **k: runs.append(1) or session_run(*a, **k)})()
+    frame, truth = make_scene(np.random.default_rng(78), ["7"], "flip7", split="heldout", extra_cards=False)
+    first = mask.card_share(frame, [truth[0].quad])
+    mask.outlines(frame, on_sides=True)
+    np.testing.assert_array_equal(mask.card_share(frame, [truth[0].quad]), first)
+    assert len(runs) == 1
+    other = frame.copy()
+    other[:, : frame.shape[1] // 2] = 0                    # the card's half of the table or the other
+    mask.card_share(other, [truth[0].quad])
+    assert len(runs) == 2
+    assert mask.card_share(frame, [truth[0].quad]) == pytest.approx(first)
+    assert len(runs) == 3

@@ -48,6 +48,7 @@ class CardMask:
         self.threshold = threshold
         self.band = band
         self.name = name
+        self._last: tuple[np.ndarray, np.ndarray] | None = None   # (network input, probabilities) of the last photo
 
     @classmethod
     def load(cls, models_dir: str | Path | None = None) -> "CardMask":
@@ -62,14 +63,22 @@ class CardMask:
 
     def probabilities(self, photo_bgr: np.ndarray) -> np.ndarray:
         """(h, w) float32: for each pixel of the photo shrunk to half the network's input, how
-        likely it lies on a card's face (away from its edge)."""
+        likely it lies on a card's face (away from its edge). A still photo's reader asks about
+        one photo up to three times (its outlines, then the readings it doubts: vision.reading),
+        so the last photo's map is kept and given again while the shrunk photo is the same."""
         h, w = photo_bgr.shape[:2]
         scale = INPUT_LONG_SIDE / max(h, w)
         size = (max(STRIDE, round(w * scale / STRIDE) * STRIDE), max(STRIDE, round(h * scale / STRIDE) * STRIDE))
-        x = cv2.resize(photo_bgr, size, interpolation=cv2.INTER_AREA)
-        x = (x[..., ::-1].astype(np.float32) / 255.0 - 0.5).transpose(2, 0, 1)[None]
+        shrunk = cv2.resize(photo_bgr, size, interpolation=cv2.INTER_AREA)
+        last = self._last
+        if last is not None and np.array_equal(last[0], shrunk):
+            return last[1]
+        x = (shrunk[..., ::-1].astype(np.float32) / 255.0 - 0.5).transpose(2, 0, 1)[None]
         logits = self._session.run(None, {self._input: np.ascontiguousarray(x)})[0][0, 0]
-        return 1.0 / (1.0 + np.exp(-np.clip(logits, -30.0, 30.0)))
+        probs = 1.0 / (1.0 + np.exp(-np.clip(logits, -30.0, 30.0)))
+        probs.setflags(write=False)          # shared with the next caller asking about this photo
+        self._last = (shrunk, probs)
+        return probs
 
     def card_share(self, photo_bgr: np.ndarray, quads) -> np.ndarray:
         """(len(quads),): how likely, on average over its face (the quad less the band round its
