@@ -211,18 +211,22 @@ class InputFormat:
         return cls(int(width), int(height), bool(rgb), scale, shift, float(scale[0]) if uniform else None,
                    tuple(float(v) for v in -shift / scale))
 
+    def sized(self, crop: np.ndarray) -> np.ndarray:
+        """The crop at the network's input size (area resize; a crop already that size as it is)."""
+        import cv2
+
+        if crop is None or crop.ndim != 3 or crop.shape[2] != 3:
+            raise ValueError("a crop must be a BGR colour image (H, W, 3)")
+        if crop.shape[0] != self.height or crop.shape[1] != self.width:
+            crop = cv2.resize(crop, (self.width, self.height), interpolation=cv2.INTER_AREA)
+        return crop
+
     def batch(self, crops_bgr) -> np.ndarray:
         """BGR crops (any size; uint8, or float pictures) -> float32 N x 3 x height x width."""
         import cv2
 
         width, height = self.width, self.height
-        sized = []
-        for crop in crops_bgr:
-            if crop is None or crop.ndim != 3 or crop.shape[2] != 3:
-                raise ValueError("a crop must be a BGR colour image (H, W, 3)")
-            if crop.shape[0] != height or crop.shape[1] != width:
-                crop = cv2.resize(crop, (width, height), interpolation=cv2.INTER_AREA)
-            sized.append(crop)
+        sized = [self.sized(crop) for crop in crops_bgr]
         if not sized:
             return np.zeros((0, 3, height, width), np.float32)
         if any(crop.dtype != np.uint8 for crop in sized):  # a float picture (a test's, a synthetic one)

@@ -55,8 +55,10 @@ def warp_card(frame_bgr: np.ndarray, quad, size=(CANON_W, CANON_H)) -> np.ndarra
 
 
 def turned_half_round(crop: np.ndarray) -> np.ndarray:
-    """The crop of a card lying the other way up (a card is read both ways: vision.reading)."""
-    return np.ascontiguousarray(crop[::-1, ::-1])
+    """The crop of a card lying the other way up (a card is read both ways: vision.reading).
+    (OpenCV's flip: the same pixels as numpy's reversed copy, 0.003 ms against 0.11 ms for a
+    canonical crop: a twentieth of a card read both ways up, bench/vision_bench.py.)"""
+    return cv2.flip(np.asarray(crop), -1)
 
 
 def quad_area(quad) -> float:
