@@ -77,6 +77,33 @@ def test_one_reading_is_kept_per_place_the_surest_first():
     assert one_per_place(quads, readings) == [1, 3]
 
 
+def test_a_card_named_within_a_larger_outline_naming_another_card_is_not_sure():
+    """A place holds one card: where a quad lies within a larger one that names another card (an
+    UNO card's oval outlined as a card reads its tilted 7 as a 1, surer than the card's own outline
+    reads the 7), the smaller one is "not sure", leaning to its card, so the place keeps the larger
+    outline's reading; an outer outline that agrees, or names no card, leaves it named, as does
+    another card overlapping it (one laid across another is two cards, not a picture on one), and
+    a card at another place keeps its own."""
+    from vision.classifier import NO_CARD, NOT_SURE, Prediction
+    from vision.reading import inside_another_card, one_per_place, same_place
+
+    card = card_quad((200, 240), 10, 200)
+    oval = ((card - card.mean(axis=0)) * 0.7 + card.mean(axis=0)).astype(np.float32)
+    elsewhere = card_quad((500, 240), 80, 180)
+    quads = [card, oval, elsewhere]
+    readings = [Prediction("green-7", 0.94), Prediction("green-1", 1.0), Prediction("red-2", 0.97)]
+    assert one_per_place(quads, readings) == [1, 2]         # the surer, the oval, before
+    read = inside_another_card(quads, readings)
+    assert read == [readings[0], Prediction(None, 1.0, NOT_SURE, "green-1"), readings[2]]
+    assert one_per_place(quads, read) == [2, 0]              # the card's own outline now
+    for outer in (Prediction("green-1", 0.8), Prediction(None, 0.9, NO_CARD), Prediction(None, 0.5, NOT_SURE, "green-7")):
+        assert inside_another_card(quads, [outer] + readings[1:]) == [outer] + readings[1:]
+    across = card_quad((230, 250), 25, 200)             # another card laid over most of this one
+    assert same_place(card, across)
+    two = [Prediction("green-7", 0.94), Prediction("red-5", 0.99)]
+    assert inside_another_card([card, across], two) == two
+
+
 class _ByColour:
     """A stand-in classifier of one card, "7", read by the crop's dominant colour: green a sure 7,
     blue a 7 named by the model's own bar but below FALLBACK_CONFIDENCE, red no card. It keeps
@@ -359,3 +386,27 @@ def test_a_card_run_together_with_the_card_beneath_is_found_on_the_sides_of_the_
 
     monkeypatch.setattr(reading, "card_mask", lambda: RectanglesOnly())
     assert read_here() == []
+
+
+@pytest.mark.skipif(not (REAL / "uno-flip-art").is_dir(),
+                    reason=f"the real decks are not beside the repo ({REAL}): a user's clone has none")
+def test_a_card_whose_picture_is_outlined_as_a_card_too_is_not_misread_after_a_walk():
+    """A printed UNO Flip green 7 on a tuning capture (real_eval --tuning-captures, seed 720001):
+    the locator outlines the card and, as a card too, the oval on it. After one look at each card
+    the oval's crop reads as a green 1 at 1.0, surer than the card's own outline reads the 7 (0.94):
+    the place is read at the card's outline (before, the table was told a green 1)."""
+    from vision.adapt import CalibratedClassifier, calibrate
+    from vision.classifier import CardClassifier
+    from vision.evaluation.real_eval import (ART_FOLDERS, TUNING_SEED, calibration_crops, capture,
+                                             located_candidates)
+    from vision.reading import read_photo
+    from vision.synth.printed import load_printed_faces
+
+    faces = load_printed_faces("uno-flip", REAL / ART_FOLDERS["uno-flip"])
+    base = CardClassifier.load("uno-flip")
+    walked = CalibratedClassifier(base, calibrate(base, "uno-flip", calibration_crops("uno-flip", faces, 1)), "uno-flip")
+    seed = TUNING_SEED + 1000 * sorted(faces).index("green-7") + 1
+    frame, quad = capture("uno-flip", faces, "green-7", seed, "heldout")
+    places = read_photo(walked, frame, located_candidates(frame, quad))
+    assert places and places[0][1].label == "green-7"
+    assert all(p.label in (None, "green-7") for _, p in places)
