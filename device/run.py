@@ -430,11 +430,13 @@ def make_detector(game: str, config, profile: str | None = None, state_dir: Path
     from device.calibration import load_stored
     from rules.cards import GAME_DECKS
     from vision.adapt import CalibratedClassifier, Profile
+    from vision.card_mask import use_models_dir
     from vision.classifier import CardClassifier
     from vision.placement import PlacementDetector
 
     deck = GAME_DECKS[game]
     classifier = CardClassifier.load(deck, models_dir=config.models_dir or None)
+    use_models_dir(config.models_dir or None)   # the hand scan's card mask network, where it has one
     problem = None
     if profile:
         classifier = CalibratedClassifier(classifier, Profile.load(profile), deck, source=f"profile {profile}")

@@ -176,3 +176,30 @@ def test_the_network_runs_once_for_a_photo_asked_about_again_and_afresh_for_anot
     assert len(runs) == 2
     assert mask.card_share(frame, [truth[0].quad]) == pytest.approx(first)
     assert len(runs) == 3
+
+
+def test_a_models_folder_with_a_card_mask_network_is_read_with_it(tmp_path):
+    """`--models-dir` (vision.card_mask.use_models_dir) reads still photos with the card mask
+    network in that folder where it has one (a retrained network measured as a deck's model is);
+    a folder of a deck's model alone, or none, keeps the committed network."""
+    import shutil
+
+    from vision.card_mask import MASK_MODEL, use_models_dir
+    from vision.classifier import MODELS_DIR
+
+    committed = card_mask().name
+    alone = tmp_path / "deck-only"
+    alone.mkdir()
+    shutil.copy(MODELS_DIR / "flip7.onnx", alone)
+    retrained = tmp_path / "retrained"
+    retrained.mkdir()
+    for suffix in (".onnx", ".json"):
+        shutil.copy(MODELS_DIR / f"{MASK_MODEL}{suffix}", retrained)
+    try:
+        use_models_dir(alone)
+        assert card_mask().name == committed
+        use_models_dir(retrained)
+        assert card_mask().name == str(retrained / f"{MASK_MODEL}.onnx")
+    finally:
+        use_models_dir(None)
+    assert card_mask().name == committed

@@ -152,7 +152,24 @@ def _share_in(region: np.ndarray, quad: np.ndarray) -> float:
     return cv2.countNonZero(inside & region) / total if total else 0.0
 
 
+_models_dir: Path | None = None
+
+
+def use_models_dir(models_dir: str | Path | None) -> None:
+    """Read still photos with the card mask network in `models_dir` from now on in this process,
+    where that folder has one (a command's --models-dir: a retrained network is measured as the
+    deck's model is); a folder without one, or None, keeps the committed network."""
+    global _models_dir
+    folder = Path(models_dir) if models_dir else None
+    if folder is not None and not (folder / f"{MASK_MODEL}.onnx").is_file():
+        folder = None
+    if folder != _models_dir:
+        _models_dir = folder
+        card_mask.cache_clear()
+
+
 @functools.lru_cache(maxsize=1)
 def card_mask() -> CardMask:
-    """The committed card mask network, loaded once per process."""
-    return CardMask.load()
+    """The card mask network (the committed one unless use_models_dir chose another), loaded once
+    per process."""
+    return CardMask.load(_models_dir)

@@ -34,7 +34,8 @@ log = logging.getLogger(__name__)
 def configure(parser: argparse.ArgumentParser) -> None:
     add_deck_argument(parser)
     parser.add_argument("--models-dir", metavar="DIR",
-                        help="folder holding DECK.onnx and DECK.json (default: the bundled models)")
+                        help="folder holding DECK.onnx and DECK.json, and card-mask.onnx where it has one "
+                             "(default: the bundled models)")
     parser.add_argument("--profile", metavar="PROFILE",
                         help="calibration profile of your own deck (tablemate calibrate)")
     parser.add_argument("--score", action="store_true",
@@ -54,12 +55,14 @@ def scorer(deck: str):
 
 def main(args: argparse.Namespace) -> int:
     from vision.adapt import ProfileError, load_classifier
+    from vision.card_mask import use_models_dir
     from vision.classifier import NO_CARD, ModelError
     from vision.classify_cmd import read_image
     from vision.reading import read_photo
 
     try:
         classifier = load_classifier(args.deck, args.models_dir, args.profile)
+        use_models_dir(args.models_dir)     # its card mask network too, where it has one
     except (ModelError, ProfileError) as error:
         print(f"tablemate scan: {error}", file=sys.stderr)
         return 2

@@ -368,7 +368,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vision.evaluation.evaluate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--deck", default="flip7")
-    parser.add_argument("--models-dir", default=str(MODELS_DIR))
+    parser.add_argument("--models-dir", default=str(MODELS_DIR),
+                        help="folder of DECK.onnx and DECK.json, and the still photos' card-mask.onnx where it has "
+                             "one (default: models/)")
     parser.add_argument("--seed", type=int, default=9001, help="tuning split seed (test: +1, video: +2)")
     parser.add_argument("--tune-samples", type=int, default=4000)
     parser.add_argument("--test-samples", type=int, default=6000)
@@ -408,6 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     import cv2
 
     cv2.setNumThreads(1)
+    from vision.card_mask import use_models_dir
     from vision.classifier import CardClassifier
     from vision.training.dataset import class_names, make_samples
 
@@ -419,6 +422,7 @@ def main(argv: list[str] | None = None) -> int:
         log.error("%s classes do not match the deck's labels + none", sidecar_path)
         return 1
     classifier = CardClassifier.load(args.deck, models_dir)
+    use_models_dir(models_dir)      # the still photos' card mask network too, where it has one
     t0 = time.perf_counter()
     video_seeds = args.video_seeds or [args.seed + 2]
     if args.trace and not (args.video_only and len(video_seeds) == 1):

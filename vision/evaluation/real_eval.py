@@ -402,7 +402,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deck", default="uno-flip", choices=sorted(ART_FOLDERS),
                         help="deck to read (the photos are read with uno-flip)")
     parser.add_argument("--real", required=True, metavar="REAL", help="folder of the real decks (see above)")
-    parser.add_argument("--models-dir", metavar="DIR", help="folder of DECK.onnx and DECK.json (default: models/)")
+    parser.add_argument("--models-dir", metavar="DIR", help="folder of DECK.onnx and DECK.json, and card-mask.onnx where it "
+                        "has one (default: models/)")
     parser.add_argument("--captures", type=int,
                         help="held-out captures per label (default: " +
                              ", ".join(f"{n} for {deck}" for deck, n in CAPTURES.items()) + ")")
@@ -419,12 +420,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     from vision.adapt import CalibratedClassifier, calibrate
+    from vision.card_mask import use_models_dir
     from vision.classifier import CardClassifier, ModelError
     from vision.synth.printed import load_printed_faces
 
     real = Path(args.real)
     try:
         base = CardClassifier.load(args.deck, args.models_dir)
+        use_models_dir(args.models_dir)     # its card mask network too, where it has one
         faces = load_printed_faces(args.deck, real / ART_FOLDERS[args.deck])
     except (ModelError, ValueError) as error:
         print(f"vision.evaluation.real_eval: {error}", file=sys.stderr)
