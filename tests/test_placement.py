@@ -1202,3 +1202,29 @@ def test_a_card_whose_place_did_not_change_is_not_forgotten_for_its_look():
         events += detector.feed(clip.frames[i], i)
     assert_events_match(events, clip.events)
     assert sorted(k.label for k in detector._known) == ["blue", "red"]
+
+
+def test_a_card_read_within_a_larger_outline_that_names_another_card_is_not_the_places_reading():
+    """The detector keeps one reading per place as a still photo does (vision.reading): a quad
+    within the card's outline (an UNO card's oval, outlined as a card) that names another card,
+    surer than the card's outline names the card, does not become the place's reading."""
+    from types import SimpleNamespace
+
+    from vision.classifier import NO_CARD
+
+    class TwoCards:
+        classes = ("green-7", "green-1", "none")
+
+        def decide(self, probs):
+            i = int(np.argmax(probs))
+            return Prediction(self.classes[i], float(probs[i])) if i < 2 else Prediction(None, float(probs[i]), NO_CARD)
+
+    card = card_quad((200, 240), 10, 200)
+    oval = ((card - card.mean(axis=0)) * 0.7 + card.mean(axis=0)).astype(np.float32)
+    detector = PlacementDetector(TwoCards())
+    detector._pending = [SimpleNamespace(quad=card, probs=np.array([0.94, 0.03, 0.03])),
+                         SimpleNamespace(quad=oval, probs=np.array([0.0, 1.0, 0.0]))]
+    detector._confirmed = 1
+    kept = detector._one_per_place()
+    assert len(kept) == 1 and kept[0][0].quad is card
+    assert kept[0][1].label == "green-7" and kept[0][1].confidence == pytest.approx(0.94)

@@ -25,7 +25,7 @@ from vision.classifier import NOT_SURE, Prediction
 from vision.geometry import CARD_ASPECT, intersection_area, quad_area, quad_aspect, quad_iou
 from vision.light import burnt_out, light_change, relight
 from vision.locate import locate_candidates
-from vision.reading import one_per_place, read_again, read_probabilities
+from vision.reading import inside_another_card, one_per_place, read_again, read_probabilities
 from vision.zone import CLASH_IOU, Zone, ZoneCard, search
 
 
@@ -721,10 +721,11 @@ class PlacementDetector:
     def _one_per_place(self):
         """(pending, prediction) with at most one quad per place: where quads overlap (a card
         and half of its picture, a card and the texture around it) the best reading wins
-        (vision.reading.one_per_place)."""
-        read = [(p, self.classifier.decide(p.probs / self._confirmed)) for p in self._pending]
-        kept = one_per_place([p.quad for p, _ in read], [prediction for _, prediction in read])
-        return [read[i] for i in kept]
+        (vision.reading.one_per_place), a card named within a larger outline that names another
+        first made "not sure" (vision.reading.inside_another_card), as in a still photo."""
+        quads = [p.quad for p in self._pending]
+        read = inside_another_card(quads, [self.classifier.decide(p.probs / self._confirmed) for p in self._pending])
+        return [(self._pending[i], read[i]) for i in one_per_place(quads, read)]
 
     def _probabilities(self, frame, quads) -> np.ndarray:
         return read_probabilities(self.classifier, frame, quads)
