@@ -67,7 +67,6 @@ MASK_SEES_NO_CARD = 0.2
 # --scenes 300 --seed 12342 --split heldout) 19 -> 27 and 2 -> 4 (a checked cloth read as a
 # card); as fallbacks, 19 and 2 as before.
 OTHER_TONES = (0.5, 2.0, 0.3)
-NESTED = 0.9
 SAME_OUTLINE = 0.9
 _TONES = tuple((np.linspace(0.0, 1.0, 256) ** power * 255.0 + 0.5).astype(np.uint8) for power in OTHER_TONES)
 
@@ -194,8 +193,13 @@ def read_photo(classifier, image_bgr: np.ndarray, candidates=None) -> list[tuple
     return [(quads[i], predictions[i]) for i in one_per_place(quads, predictions)]
 
 
+# A quad lies within another where this share of its area is inside it: a card and a picture on
+# it, not two cards overlapping (cards of one size nest only where one hides the other).
+NESTED = 0.9
+
+
 def inside_another_card(quads, predictions) -> list:
-    """The readings with each named card whose quad lies within a larger one (nested) that names
+    """The readings with each named card whose quad lies within a larger one (NESTED) that names
     another card made "not sure", leaning to it: a place has one card, and the larger outline
     is the card's own, the smaller a picture on it. (An UNO Flip green 7 on a tuning capture:
     its oval, outlined as a card too, read as a green 1 at 1.0 after a walk, surer than the card's
@@ -215,16 +219,10 @@ def inside_another_card(quads, predictions) -> list:
     out = list(predictions)
     for i, p in enumerate(predictions):
         if p.label is not None and any(q.label not in (None, p.label) and areas[k] > areas[i]
-                                       and nested(quads[i], quads[k]) for k, q in enumerate(predictions)):
+                                       and intersection_area(quads[i], quads[k]) >= NESTED * areas[i]
+                                       for k, q in enumerate(predictions)):
             out[i] = Prediction(None, p.confidence, NOT_SURE, p.label)
     return out
-
-
-def nested(a, b) -> bool:
-    """One quad lies within the other (NESTED of the smaller one's area inside the larger): a card
-    and a picture on it, not two cards overlapping (same-sized cards nest only where one hides
-    the other)."""
-    return intersection_area(a, b) >= NESTED * min(quad_area(a), quad_area(b))
 
 
 def read_cards(classifier, frame_bgr: np.ndarray, quads) -> list:
