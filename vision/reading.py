@@ -204,14 +204,15 @@ def inside_another_card(quads, predictions) -> list:
     is the card's own, the smaller a picture on it. (An UNO Flip green 7 on a tuning capture:
     its oval, outlined as a card too, read as a green 1 at 1.0 after a walk, surer than the card's
     outline read the 7, at 0.94.) On the printed faces' tuning captures (real_eval
-    --tuning-captures; out of the box, after one look, after three) UNO Flip's (`--captures 4`, 432)
+    --tuning-captures; out of the box, after one look, after three; before: at 11f0f53) UNO Flip's (`--captures 4`, 432)
     not read 6 / 3 / 2 as before, misread 0 / 1 / 1 -> 0 / 0 / 0; Flip 7's (`--captures 60`, 1,320)
     40 / 37 / 32 and none misread, as before (the look network alone, which no device reads by,
     misread 5 / 4 -> 7 / 7 after one / three looks). The held-out captures and rendered scenes (evaluate
     --scenes-only --scenes 300 --seed 12342 --split heldout) read as before, and the deal videos
     through the placement detector (`evaluate --video-only`, flip7 and UNO Flip: the same reports
-    with it or without), which keeps a place's reading the same way. Tried first, doubting
-    the place itself ("not sure" at the outline kept) cost one more refusal out of the box on each
+    with it or without), which keeps a place's reading the same way. Tried first (a variant not
+    kept, so no command here reproduces it), doubting the place itself ("not sure" at the outline
+    kept) cost one more refusal out of the box on each
     deck's tuning captures, two after a look on UNO Flip's held-out ones, and six cards read right
     in flip7's rendered scenes (a card's inner frame read as its twin where the card's outline read
     it right); so the choice between the two saw the held-out figures."""
