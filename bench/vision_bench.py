@@ -243,6 +243,19 @@ def placement_frames(steps: dict[str, "Times"]) -> tuple[str, "Times"]:
     return which, steps.get(which) or Times()
 
 
+def searched_place(classifier, frames, repeats: int) -> "Times":
+    """A still photo's place left unread, searched (vision.reading.search_place): from the first
+    card's outline moved a seventh of the card off it, the one start the climb runs from (a place
+    has up to SEARCH_STARTS). Its reads are bounded (SEARCH_ROUNDS rounds of up to 8 outlines),
+    so the figure is near the search's most at one start."""
+    from vision.reading import search_place
+
+    frame, truth = frames[0]
+    quad = truth[0].quad
+    off = (quad + 0.15 * (quad[1] - quad[0]) - 0.1 * (quad[3] - quad[0])).astype(np.float32)
+    return timed(lambda: search_place(classifier, frame, [off]), max(5, repeats // 30), warmup=1)
+
+
 def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays: int) -> dict:
     print(f"\n== {name}")
     rss0 = rss_mb()
@@ -319,6 +332,8 @@ def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays
         card_mask().outlines(frame, on_sides=True)
     print(f"  of which the card mask network's outlines (network, its regions' sides, edge snapping): "
           f"{summary(timed(mask_outlines, max(len(frames), repeats // 10), warmup=2))}")
+    print(f"  a place left unread, searched from one outline (vision.reading.search_place): "
+          f"{summary(searched_place(classifier, frames, repeats))}")
     print(f"resident memory added while measuring: {rss_mb() - rss0:.1f} MB")
     which, locate = placement_frames(steps)
     return {"placement_step": which, "judge": statistics.median(steps.get("judge") or [float("nan")]),
@@ -334,7 +349,7 @@ def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays
             "second_look": statistics.median(second_ms)}
 
 
-def calibrated_reading(classifier, deck: str, crop, repeats: int, plays: int) -> dict:
+def calibrated_reading(classifier, deck: str, crop, frames, repeats: int, plays: int) -> dict:
     """Reading through a calibration profile (one photo per label of a foreign printing) also runs
     the look network: its cost per card, and the calibration's compute, on one core and on every
     core the process may use (calibration learns the labels in parallel: vision.adapt.calibrate).
@@ -396,6 +411,8 @@ def calibrated_reading(classifier, deck: str, crop, repeats: int, plays: int) ->
           f"{len(profile.embeddings)} profile samples + templates): {summary(reading)}")
     print(f"  one crop alone (one way up): {summary(timed(lambda: calibrated.classify(crop), repeats))}")
     print(f"  of which the look network alone: {summary(timed(lambda: calibrated.look.embed([crop]), repeats))}")
+    print(f"  a still photo's place left unread, searched from one outline through the profile "
+          f"(vision.reading.search_place): {summary(searched_place(calibrated, frames, repeats))}")
     print(f"  the same with the half turn's templates scored again: "
           f"{summary(timed(lambda: calibrated.probabilities([crop, turned_half_round(crop)]), repeats))}")
     if calibrated.params.ink_weight:  # a deck whose colours are part of what a card is (UNO Flip)
@@ -440,7 +457,7 @@ def main() -> int:
     crops = [warp_card(f, t[0].quad) for f, t in frames]
     rss_start = rss_mb()
     results = {"ours": measure("our model", ours, args.deck, frames, crops, args.repeats, args.plays)}
-    walked = calibrated_reading(ours, args.deck, crops[0], args.repeats, args.plays)
+    walked = calibrated_reading(ours, args.deck, crops[0], frames, args.repeats, args.plays)
     # tracemalloc hooks every allocation (it made the placement frame ~1.6x slower here), so the
     # Python-side peak is taken in a pass of its own, after the timings.
     tracemalloc.start()
