@@ -41,6 +41,23 @@ def test_nearby_outlines_follow_the_card_not_the_picture_axes():
     assert all(np.allclose(a, b, atol=1e-3) for a, b in zip(nearby_outlines(_turned(quad, 70, about)), turned))
 
 
+def test_an_outline_moved_along_a_skewed_quads_sides_keeps_its_shape_where_unscaled():
+    """moved_outlines on a quad whose corners are not right angles (a card seen at a slant): no
+    move gives the quad itself, the same scale along both sides the quad scaled about its centre,
+    a scale along one side stretches it along that side alone, and shifts move it along each."""
+    from vision.reading import moved_outlines
+
+    quad = np.array([[100, 100], [230, 130], [215, 300], [80, 280]], np.float32)
+    centre, along, across = quad.mean(axis=0), quad[1] - quad[0], quad[3] - quad[0]
+    same, scaled, stretched, shifted = moved_outlines(quad, [(1, 1, 0, 0), (1.2, 1.2, 0, 0), (1.5, 1, 0, 0),
+                                                             (1, 1, 0.1, -0.2)])
+    assert np.allclose(same, quad, atol=1e-3)
+    assert np.allclose(scaled, (quad - centre) * 1.2 + centre, atol=1e-3)
+    assert np.allclose(stretched[1] - stretched[0], 1.5 * along, atol=1e-3)
+    assert np.allclose(stretched[3] - stretched[0], across, atol=1e-3)
+    assert np.allclose(shifted, quad + 0.1 * along - 0.2 * across, atol=1e-3)
+
+
 def test_a_card_cut_a_little_off_is_named_at_the_second_look():
     """The committed flip7 model, on the deal video the model card reports (seed 9503, held-out
     fonts and tables): an `11` at frame 4952, at the locator's own outline there, is "not sure" as

@@ -94,10 +94,22 @@ def both_ways_probabilities(classifier, crops) -> np.ndarray:
 def nearby_outlines(quad) -> list[np.ndarray]:
     """The quad and the outlines of NEARBY_OUTLINES around it, along the quad's own sides (so the
     same for a card at any rotation)."""
+    return moved_outlines(quad, [(scale, scale, a, b) for scale, a, b in NEARBY_OUTLINES])
+
+
+def moved_outlines(quad, moves) -> list[np.ndarray]:
+    """`quad` moved by each of `moves` (scale along its first side, scale along its second, shift
+    along each in parts of that side): scaled about its centre along each side, then shifted.
+    Scaled alike along both, it is the quad scaled about its centre, whatever its corners' angles."""
     q = np.asarray(quad, np.float32)
     centre, along, across = q.mean(axis=0), q[1] - q[0], q[3] - q[0]
-    return [((q - centre) * scale + centre + a * along + b * across).astype(np.float32)
-            for scale, a, b in NEARBY_OUTLINES]
+    sides = np.stack([along, across], axis=1)
+    det = float(along[0] * across[1] - along[1] * across[0])
+    inverse = np.array([[across[1], -across[0]], [-along[1], along[0]]]) / det if det else np.linalg.pinv(sides)
+    parts = inverse @ (q - centre).T                    # each corner's offset in parts of the two sides
+    return [(centre + (sides @ (parts * [[scale_along], [scale_across]])).T
+             + shift_along * along + shift_across * across).astype(np.float32)
+            for scale_along, scale_across, shift_along, shift_across in moves]
 
 
 def second_look(classifier, frame_bgr: np.ndarray, quad) -> np.ndarray:
@@ -206,8 +218,11 @@ def read_photo(classifier, image_bgr: np.ndarray, candidates=None) -> list[tuple
 # the locator outlined: the locator's outlines there are a tenth of the card off, beyond the
 # second look's reach (NEARBY_OUTLINES), yet the card is plain to the model at its own outline.
 # Printed faces' tuning captures (`real_eval --tuning-captures`; out of the box, after one look,
-# after three): Flip 7's (`--captures 60`, 1,320) not read 40 / 37 / 32 -> 36 / 26 / 22, UNO
-# Flip's (`--captures 4`, 432) 6 / 3 / 2 -> 5 / 3 / 2, none misread. Chosen there: searched
+# after three): Flip 7's (`--captures 60`, 1,320) not read 40 / 37 / 32 -> 36 / 24 / 21, and after
+# one look one misread (none before); UNO Flip's (`--captures 4`, 432) 6 / 3 / 2 -> 5 / 2 / 2, none
+# misread. (First measured with outlines moved by projecting each corner on the quad's sides,
+# which put a slanted quad's corners off even unmoved: 36 / 26 / 22 and 5 / 3 / 2, none misread;
+# moved_outlines now scales in parts of the sides themselves.) Chosen there: searched
 # without the card-shaped bound, a washed-out Flip 7 5 was read as an 8 at 1.0 at an outline half
 # again as wide as tall; without the bound on places named already, UNO Flip's rendered scenes
 # (`evaluate --scenes-only --scenes 300 --seed 12342 --split heldout --dry-run`) read 7 cards twice
@@ -253,18 +268,6 @@ def search_place(classifier, image_bgr: np.ndarray, outlines) -> tuple[np.ndarra
     return max(named, key=lambda found: found[1].confidence)
 
 
-def moved_outline(quad, moves) -> np.ndarray:
-    """`quad` scaled about its centre along its first and second sides and shifted along them
-    (`moves`: scale, scale, shift, shift; shifts in parts of each side)."""
-    q = np.asarray(quad, np.float32)
-    centre, along, across = q.mean(axis=0), q[1] - q[0], q[3] - q[0]
-    u, v = along / max(float(np.linalg.norm(along)), 1e-6), across / max(float(np.linalg.norm(across)), 1e-6)
-    scale_u, scale_v, shift_u, shift_v = moves
-    offsets = q - centre
-    return (centre + np.outer(offsets @ u * scale_u, u) + np.outer(offsets @ v * scale_v, v)
-            + shift_u * along + shift_v * across).astype(np.float32)
-
-
 def climbed_outline(classifier, image_bgr: np.ndarray, quad) -> tuple[np.ndarray, np.ndarray]:
     """(outline, its probabilities both ways up): the coordinate climb from `quad` (SEARCH_STEPS)
     to where the likeliest card (not "none") is likeliest."""
@@ -274,22 +277,25 @@ def climbed_outline(classifier, image_bgr: np.ndarray, quad) -> tuple[np.ndarray
         return np.delete(probs, none, axis=-1).max(axis=-1)
 
     moves, steps = np.array([1.0, 1.0, 0.0, 0.0]), np.array(SEARCH_STEPS)
-    best_probs = read_probabilities(classifier, image_bgr, [quad])[0]
+    low, high = np.array(SEARCH_BOUNDS).T
+    outline = np.asarray(quad, np.float32)
+    best_probs = read_probabilities(classifier, image_bgr, [outline])[0]
     best = card(best_probs)
     for _ in range(SEARCH_ROUNDS):
-        trials = [moves + sign * steps[k] * np.eye(4)[k] for k in range(4) for sign in (-1, 1)]
-        trials = [t for t in trials if all(lo <= x <= hi for x, (lo, hi) in zip(t, SEARCH_BOUNDS))
-                  and card_shaped(moved_outline(quad, t), SEARCH_ASPECT)]
-        if not trials:
+        trials = [t for t in (moves + sign * step * unit for unit, step in zip(np.eye(4), steps) for sign in (-1, 1))
+                  if (low <= t).all() and (t <= high).all()]
+        outlines = moved_outlines(quad, trials)
+        shaped = np.flatnonzero(card_shaped(np.stack(outlines), SEARCH_ASPECT)) if outlines else []
+        if len(shaped) == 0:
             break
-        probs = read_probabilities(classifier, image_bgr, [moved_outline(quad, t) for t in trials])
+        probs = read_probabilities(classifier, image_bgr, [outlines[k] for k in shaped])
         scores = card(probs)
         k = int(scores.argmax())
         if scores[k] > best:
-            moves, best, best_probs = trials[k], scores[k], probs[k]
+            moves, outline, best, best_probs = trials[shaped[k]], outlines[shaped[k]], scores[k], probs[k]
         else:
             steps = steps / 2
-    return moved_outline(quad, moves), best_probs
+    return outline, best_probs
 
 
 # A quad lies within another where this share of its area is inside it: a card and a picture on
