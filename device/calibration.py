@@ -159,7 +159,9 @@ class CalibrationFlow:
     sure", "read: no card"), so the user sees at a glance which cards the walk mends. A card is seen only once the picture has been still for a few frames
     (vision.placement.StillPicture): a photo taken as the hand lets go of the card, smeared or with
     fingers on it, would be the label's only sample. Buttons: `ok` takes the card lying in the deal
-    zone for the label shown (only when a card is seen) and goes on; after a card is taken (or a
+    zone for the label shown (only when a card is seen), cut where the device reads it as that
+    label (vision.reading.outline_read_as over the still photo's outlines, found once per card
+    laid; else at the largest card found), and goes on; after a card is taken (or a
     label skipped with a card in view), the next is only seen once the zone has been clear for a
     frame, so a card left lying is never learnt as the next label; `next` skips this label (a label never shown keeps its old samples, or is read by the
     model alone as far as it reads the cards shown: vision.adapt); `back` returns to the previous label; `back` held stops without saving. After the last
@@ -227,7 +229,8 @@ class CalibrationFlow:
         # only them is clear (else a busy cloth would keep the walk at "take it away").
         self._fixtures: list = []
         self._seen: list = []        # the quads of the last frame, less the fixtures
-        self._taken_at = None        # ... and the one the current crop was cut at
+        self._taken_at = None        # ... and the largest card found in the current frame
+        self._cut_at = None          # ... and where the card lying still is cut (_outline_of_shown)
         self._still = None           # vision.placement.StillPicture, made at the first frame
         self.finished = False
         self.result = None           # the CalibratedClassifier once learnt
@@ -237,7 +240,8 @@ class CalibrationFlow:
     # -- inputs ----------------------------------------------------------------------------------
 
     def on_frame(self, frame_bgr) -> None:
-        """Keep the crop of the largest card in view once the picture is still (else None)."""
+        """Keep the crop of the card in view once the picture is still (else None): cut where the
+        reader reads the label asked for (_outline_of_shown), else at the largest card found."""
         import cv2
 
         from vision.geometry import warp_card
@@ -254,11 +258,14 @@ class CalibrationFlow:
         self.in_view = bool(quads) and self.cleared
         quad = max(quads, key=cv2.contourArea) if self.in_view and still else None
         self._taken_at = quad
-        was_seen, self.current = self.current is not None, None if quad is None else warp_card(frame_bgr, quad)
-        if self.current is None:
-            self.read_as = None
-        elif not was_seen:      # read once as the placement detector would (not at every still frame)
-            self.read_as = self._read(frame_bgr, quad)
+        was_seen = self.current is not None
+        if quad is None:
+            self.current = self.read_as = self._cut_at = None
+            return
+        if not was_seen:        # once per card laid still: where it is cut, and its read-back
+            self._cut_at = self._outline_of_shown(frame_bgr, quad)
+            self.read_as = self._read(frame_bgr, self._cut_at)
+        self.current = warp_card(frame_bgr, self._cut_at)
 
     def on_button(self, press: ButtonPress) -> None:
         if self.finished:
@@ -321,6 +328,21 @@ class CalibrationFlow:
         return MessageScreen(f"CALIBRATE {self.index + 1}/{len(self.labels)}", lines)
 
     # -- inner -----------------------------------------------------------------------------------
+
+    def _outline_of_shown(self, frame_bgr, largest):
+        """Where the card shown is cut: the largest outline the reader reads as the label asked
+        for (vision.reading.outline_read_as, among the still photo's outlines away from the
+        table's fixtures), else the largest card found (`largest`)."""
+        from vision.reading import outline_read_as, photo_candidates
+
+        try:
+            outlines = [c.quad for c in photo_candidates(frame_bgr)
+                        if all(quad_iou(c.quad, f) < SAME_FIXTURE for f in self._fixtures)]
+            found = outline_read_as(self.reader, frame_bgr, self.labels[self.index], outlines)
+        except Exception:  # noqa: BLE001 - the largest card found is the walk's crop as before
+            log.exception("the card seen in the calibration walk could not be outlined by its reading")
+            found = None
+        return largest if found is None else found
 
     def _read(self, frame_bgr, quad):
         """The reader's reading of the card at `quad` (None if it fails: the walk goes on)."""

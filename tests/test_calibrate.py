@@ -824,6 +824,46 @@ def test_a_walk_on_a_table_the_locator_outlines_a_mat_on_takes_each_card_not_the
     assert flow.screen().lines == ("show: 2 — ok", "no card yet")
 
 
+class _ReadsGreenAsSeven:
+    """A stand-in reader: a crop is a "7" the surer the more of it is a green card's face."""
+    spec = dataclasses.make_dataclass("Spec", ["classes", "none_index"])(("7", "none"), 1)
+
+    def probabilities(self, crops):
+        green = np.array([((c[..., 1] > 200) & (c[..., 2] < 60)).mean() for c in crops])
+        return np.stack([green ** 2, 1.0 - green ** 2], axis=1).astype(np.float32)
+
+    def decide(self, probs):
+        return reject_rule(probs, self.spec.classes, 1, 0.6, 0.3)
+
+
+def test_a_walk_cuts_the_card_shown_where_it_is_read_as_that_card_not_at_the_largest_thing_found(tmp_path, base):
+    """A card laid on a board of its own shape: the largest card-shaped thing found is the board,
+    but the walk, told which card it is shown, cuts it at the outline its reader reads as that
+    card (vision.reading.outline_read_as), and reads it back there. Where nothing reads as the
+    card asked for, it is cut at the largest card found, as before."""
+    from tests.vision_fixtures import card_quad
+    from vision.geometry import quad_iou, warp_card
+    from vision.locate import find_cards
+
+    frame = np.full((480, 640, 3), 200, np.uint8)
+    board, card = card_quad((320, 240), 8, 300), card_quad((320, 240), 8, 180)
+    cv2.fillConvexPoly(frame, np.round(board).astype(np.int32), (60, 60, 60))
+    cv2.fillConvexPoly(frame, np.round(card).astype(np.int32), (0, 255, 0))
+    largest = max(find_cards(frame), key=cv2.contourArea)
+    assert quad_iou(largest, board) > 0.8
+
+    flow = CalibrationFlow(base, DECK, profile_path(tmp_path, DECK), reader=_ReadsGreenAsSeven())
+    flow.index = LABELS.index("7")
+    _lay(flow, frame)
+    assert np.abs(flow.current.astype(np.int16) - warp_card(frame, card)).mean() < 10
+    assert flow.screen().lines[-1] == "read as 7"
+
+    other = CalibrationFlow(base, DECK, profile_path(tmp_path, DECK), reader=_ReadsGreenAsSeven())
+    other.index = LABELS.index("8")                     # nothing reads as an 8: the largest found
+    _lay(other, frame)
+    assert np.abs(other.current.astype(np.int16) - warp_card(frame, largest)).mean() < 10
+
+
 def test_walking_the_deck_again_adds_photos_and_one_card_again_starts_it_afresh(tmp_path, base, capsys,
                                                                               monkeypatch):
     """The walk keeps its photos beside the profile, in the folder `tablemate calibrate --from`

@@ -346,6 +346,55 @@ def test_a_place_left_unread_where_the_card_mask_sees_a_card_is_searched_to_the_
     assert reading_there.label is None and np.allclose(quad, off)
 
 
+def test_a_walk_cuts_the_card_shown_at_the_largest_outline_read_as_that_card():
+    """outline_read_as: of a larger outline round the card and the table, the card's own and its
+    panel, the card's is the largest read as the card asked for (both ways up, at
+    SHOWN_CONFIDENCE); a card asked for that none reads as, or no outlines, give None."""
+    import cv2
+
+    from vision.reading import outline_read_as
+
+    frame = np.full((480, 640, 3), 128, np.uint8)
+    card = card_quad((320, 240), 20, 200)
+    cv2.fillConvexPoly(frame, np.round(card).astype(np.int32), (0, 255, 0))
+    centre = card.mean(axis=0)
+    around, panel = (centre + 1.3 * (card - centre)).astype(np.float32), (centre + 0.6 * (card - centre)).astype(np.float32)
+    classifier = _ByGreenShare()
+    assert np.allclose(outline_read_as(classifier, frame, "7", [around, panel, card]), card)
+    assert outline_read_as(classifier, frame, "7", [around]) is None
+    assert outline_read_as(classifier, frame, "8", [around, panel, card]) is None
+    assert outline_read_as(classifier, frame, "7", []) is None
+
+
+@pytest.mark.skipif(not (REAL / "flip7-art").is_dir(),
+                    reason=f"the real decks are not beside the repo ({REAL}): a user's clone has none")
+def test_a_walk_cut_where_the_card_is_read_does_not_teach_a_card_its_twins_look(monkeypatch):
+    """A printed Flip 7 `+6` on a tuning capture (real_eval --tuning-captures, seed 703003) after
+    one look at each card. The walk's +6 lay where the largest card located was its printed panel
+    (IoU 0.79): learnt from that crop, the +6's templates scored the +8 above it, and the search
+    round the capture's unread place named it a +8 at 1.0. Cut where the model reads the +6
+    (outline_read_as), the walk's crops read the capture as a +6."""
+    from vision.adapt import CalibratedClassifier, calibrate
+    from vision.classifier import CardClassifier
+    from vision.evaluation import real_eval
+    from vision.synth.printed import load_printed_faces
+
+    faces = load_printed_faces("flip7", REAL / real_eval.ART_FOLDERS["flip7"])
+    base = CardClassifier.load("flip7")
+    seed = real_eval.TUNING_SEED + 1000 * sorted(faces).index("+6") + 3
+    frame, quad = real_eval.capture("flip7", faces, "+6", seed, "heldout")
+    found = real_eval.located_candidates(frame, quad)
+
+    def read_after_walk():
+        walked = CalibratedClassifier(base, calibrate(base, "flip7", real_eval.calibration_crops("flip7", faces, 1, base)),
+                                      "flip7")
+        return real_eval.read_place(walked, frame, found).label
+
+    assert read_after_walk() == "+6"
+    monkeypatch.setattr("vision.reading.outline_read_as", lambda *_args: None)   # the largest card located
+    assert read_after_walk() == "+8"
+
+
 def test_a_search_that_walks_onto_a_card_named_already_leaves_its_place_unread(monkeypatch):
     """reading.searched: a place left unread whose search ends at a place named already (the card
     beside it) keeps its own reading; elsewhere it takes the search's."""
@@ -494,7 +543,7 @@ def test_a_card_whose_picture_is_outlined_as_a_card_too_is_not_misread_after_a_w
 
     faces = load_printed_faces("uno-flip", REAL / ART_FOLDERS["uno-flip"])
     base = CardClassifier.load("uno-flip")
-    walked = CalibratedClassifier(base, calibrate(base, "uno-flip", calibration_crops("uno-flip", faces, 1)), "uno-flip")
+    walked = CalibratedClassifier(base, calibrate(base, "uno-flip", calibration_crops("uno-flip", faces, 1, base)), "uno-flip")
     seed = TUNING_SEED + 1000 * sorted(faces).index("green-7") + 1
     frame, quad = capture("uno-flip", faces, "green-7", seed, "heldout")
     places = read_photo(walked, frame, located_candidates(frame, quad))

@@ -78,7 +78,7 @@ def test_a_printed_flip7_game_reads_through_after_a_walk(printed_faces, tmp_path
 
     base = CardClassifier.load("flip7")
     profile = tmp_path / "flip7-profile.npz"
-    calibrate(base, "flip7", calibration_crops("flip7", printed_faces, 1)).save(profile)
+    calibrate(base, "flip7", calibration_crops("flip7", printed_faces, 1, base)).save(profile)
     video = make_game_video(SCRIPT, tmp_path / "video", seed=4, split="heldout", printed=printed_faces, **HARD)
     appliance = play(video, tmp_path / "state", profile)
     assert appliance.table.match.summary() == expected_summary(SCRIPT)

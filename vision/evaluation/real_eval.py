@@ -191,25 +191,31 @@ def capture(deck: str, faces: dict, label: str, seed: int, split: str):
     return frame, cards[0].quad
 
 
-def calibration_crops(deck: str, faces: dict, looks: int) -> dict:
+def calibration_crops(deck: str, faces: dict, looks: int, classifier) -> dict:
     """{label: [crops]} as a walk on the user's own table would give: `looks` captures per card
-    on "train" surfaces, cut at the located quad (the true one where the locator missed)."""
+    on "train" surfaces, each cut where the device's walk cuts it (device.calibration: the largest
+    outline `classifier` reads as the card shown, vision.reading.outline_read_as; where it reads
+    none, the largest card located over the card; the true outline where the locator missed it)."""
     from vision.geometry import quad_iou, warp_card
+    from vision.reading import outline_read_as, photo_candidates
 
     crops = {}
-    outlined = missed = 0
+    outlined = missed = read = 0
     for i, label in enumerate(sorted(faces)):
         for k in range(looks):
             frame, quad = capture(deck, faces, label, CALIBRATION_SEED + 1000 * i + k, "train")
-            found = located_quad(frame, quad)
-            missed += found is None
+            found = outline_read_as(classifier, frame, label, [c.quad for c in photo_candidates(frame)])
+            read += found is not None
+            if found is None:
+                found = located_quad(frame, quad)
+                missed += found is None
             outlined += found is not None and quad_iou(found, quad) >= OUTLINED_IOU
             crops.setdefault(label, []).append(warp_card(frame, found if found is not None else quad))
     # How well the walk's crops are cut on these cluttered tables (a hand, other cards, a checked cloth).
     taken = len(faces) * looks
-    log.info("walk crops: %d of %d cut at the card's outline (IoU >= %.2f), %d at another quad over it, "
-             "%d missed by the locator (cut at the true outline)", outlined, taken, OUTLINED_IOU,
-             taken - outlined - missed, missed)
+    log.info("walk crops: %d of %d cut where the model reads the card shown, %d at the largest card located "
+             "over it, %d missed by the locator (cut at the true outline); %d at the card's outline (IoU >= %.2f)",
+             read, taken, taken - read - missed, missed, outlined, OUTLINED_IOU)
     return crops
 
 
@@ -437,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
         classifiers = {"out of the box": base}
         for looks in (1, 3):
             log.info("calibrating from %d capture(s) per card", looks)
-            profile = calibrate(base, args.deck, calibration_crops(args.deck, faces, looks))
+            profile = calibrate(base, args.deck, calibration_crops(args.deck, faces, looks, base))
             classifiers[f"after {looks} look(s)"] = CalibratedClassifier(base, profile, args.deck)
             classifiers[f"after {looks} look(s), without the picture check"] = CalibratedClassifier(
                 base, profile, args.deck, picture_check=False)
