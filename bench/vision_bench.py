@@ -256,6 +256,17 @@ def searched_place(classifier, frames, repeats: int) -> "Times":
     return timed(lambda: search_place(classifier, frame, [off]), max(5, repeats // 30), warmup=1)
 
 
+def walk_outline(classifier, frames, repeats: int) -> "Times":
+    """Where a calibration walk cuts the card shown (device.calibration.CalibrationFlow): the still
+    photo's outlines (vision.reading.photo_candidates), each read both ways up for the card asked
+    for (vision.reading.outline_read_as)."""
+    from vision.reading import outline_read_as, photo_candidates
+
+    frame, truth = frames[0]
+    return timed(lambda: outline_read_as(classifier, frame, truth[0].label, [c.quad for c in photo_candidates(frame)]),
+                 max(5, repeats // 30), warmup=1)
+
+
 def measure(name: str, classifier, deck: str, frames, crops, repeats: int, plays: int) -> dict:
     print(f"\n== {name}")
     rss0 = rss_mb()
@@ -418,6 +429,8 @@ def calibrated_reading(classifier, deck: str, crop, frames, repeats: int, plays:
     if calibrated.params.ink_weight:  # a deck whose colours are part of what a card is (UNO Flip)
         print(f"  of which the card's ink (vision.adapt.ink_signature): "
               f"{summary(timed(lambda: ink_signatures([crop]), repeats))}")
+    print(f"a calibration walk's card cut where it is read as the card shown, once per card laid (device/calibration.py: "
+          f"vision.reading.photo_candidates + outline_read_as, the model reading): {summary(walk_outline(classifier, frames, repeats))}")
     # The deal video through a profile of its own print (the training family's held-out fonts, one
     # photo per label): every card placed is read by the classifier and the look network.
     from vision.synth.render import CardStyle, render_card

@@ -785,22 +785,20 @@ class CalibratedClassifier:
 
     def both_ways_probabilities(self, crops_bgr) -> np.ndarray:
         """(N, C): each crop's probabilities averaged with its half turn's (vision.reading reads a
-        card both ways up), the templates' scores taken once per crop: the templates are kept both
-        ways up, so a crop and its half turn score alike (to float rounding), and scoring the turn
-        again was a quarter of a calibrated card's reading (bench/vision_bench.py)."""
+        card both ways up), the templates' scores and the look network's embedding taken once per
+        crop. The templates and the look network's samples are kept both ways up (sample_views), so
+        a crop and its half turn score alike: the templates to float rounding, the look network's
+        nearest samples alike (the printed faces' tuning captures read exactly as with the turn
+        embedded too; models/calibration.md). Scoring the turn again was a quarter of a calibrated
+        card's reading, and embedding it a fifth (bench/vision_bench.py)."""
         crops = list(crops_bgr)
         both = crops + [turned_half_round(c) for c in crops]
         if self.templates is None or not crops:
             probs = self.probabilities(both)
         else:
-            # The look network's inputs: each crop shrunk once and its half turn that shrunk crop
-            # turned (an area resize's cells tile the crop, so a half turn maps them onto each
-            # other: the turned crop's resize to within a grey level). A second resize was a
-            # twentieth of the read (bench/vision_bench.py).
-            looked = [self.look.input_format.sized(c) for c in crops]
-            embeddings = self.look.embed(looked + [turned_half_round(c) for c in looked])
+            embeddings = self.look.embed(crops)
             scores = self.templates.scores(crops)
-            probs = self.template_probabilities(both, self.base.logits(both), embeddings,
+            probs = self.template_probabilities(both, self.base.logits(both), np.concatenate([embeddings, embeddings]),
                                                 template_scores=np.concatenate([scores, scores]))
         return (probs[:len(crops)] + probs[len(crops):]) / 2.0
 
