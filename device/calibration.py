@@ -229,7 +229,6 @@ class CalibrationFlow:
         # only them is clear (else a busy cloth would keep the walk at "take it away").
         self._fixtures: list = []
         self._seen: list = []        # the quads of the last frame, less the fixtures
-        self._taken_at = None        # ... and the largest card found in the current frame
         self._cut_at = None          # ... and where the card lying still is cut (_outline_of_shown)
         self._still = None           # vision.placement.StillPicture, made at the first frame
         self.finished = False
@@ -257,7 +256,6 @@ class CalibrationFlow:
         self.cleared = self.cleared or not quads
         self.in_view = bool(quads) and self.cleared
         quad = max(quads, key=cv2.contourArea) if self.in_view and still else None
-        self._taken_at = quad
         was_seen = self.current is not None
         if quad is None:
             self.current = self.read_as = self._cut_at = None
@@ -287,7 +285,7 @@ class CalibrationFlow:
         elif press.button == "ok":
             if self.current is not None:
                 self.crops.setdefault(self.labels[self.index], []).append(self.current)
-                self._fixtures += [q for q in self._seen if not same_place(q, self._taken_at)]
+                self._fixtures += [q for q in self._seen if not same_place(q, self._cut_at)]
                 self.current, self.read_as, self.in_view, self.cleared = None, None, False, False  # the next label needs the zone cleared first
                 self._advance()
         elif press.button == "next":

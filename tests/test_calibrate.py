@@ -864,6 +864,31 @@ def test_a_walk_cuts_the_card_shown_where_it_is_read_as_that_card_not_at_the_lar
     assert np.abs(other.current.astype(np.int16) - warp_card(frame, largest)).mean() < 10
 
 
+def test_a_walk_takes_the_thing_beside_the_card_cut_as_the_tables_not_the_card(tmp_path, base):
+    """A card laid beside a larger card-shaped thing (a board): the walk cuts the card where its
+    reader reads it, and on `ok` the board, seen away from the card cut, is the table's (a
+    fixture), not the card's place: the zone with the board alone is clear, and the next card laid
+    where the first lay is seen."""
+    from tests.vision_fixtures import card_quad
+    from vision.geometry import warp_card
+
+    table = np.full((480, 640, 3), 200, np.uint8)
+    cv2.fillConvexPoly(table, np.round(card_quad((170, 240), 0, 300)).astype(np.int32), (60, 60, 60))
+    card = card_quad((470, 240), 0, 180)
+    laid = table.copy()
+    cv2.fillConvexPoly(laid, np.round(card).astype(np.int32), (0, 255, 0))
+
+    flow = CalibrationFlow(base, DECK, profile_path(tmp_path, DECK), reader=_ReadsGreenAsSeven())
+    flow.index = LABELS.index("7")
+    _lay(flow, laid)
+    assert np.abs(flow.current.astype(np.int16) - warp_card(laid, card)).mean() < 10
+    flow.on_button(ButtonPress("ok"))
+    _lay(flow, table)
+    assert flow.screen().lines[1] == "no card yet"
+    _lay(flow, laid)
+    assert flow.screen().lines[1] == "card seen"
+
+
 def test_walking_the_deck_again_adds_photos_and_one_card_again_starts_it_afresh(tmp_path, base, capsys,
                                                                               monkeypatch):
     """The walk keeps its photos beside the profile, in the folder `tablemate calibrate --from`
