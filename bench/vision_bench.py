@@ -422,15 +422,16 @@ def calibrated_reading(classifier, deck: str, crop, frames, repeats: int, plays:
           f"{len(profile.embeddings)} profile samples + templates): {summary(reading)}")
     print(f"  one crop alone (one way up): {summary(timed(lambda: calibrated.classify(crop), repeats))}")
     print(f"  of which the look network alone: {summary(timed(lambda: calibrated.look.embed([crop]), repeats))}")
-    print(f"  a still photo's place left unread, searched from one outline through the profile "
+    print(f"  the crop and its half turn each read in full (templates scored and crop embedded for each way, as "
+          f"before bbca171 and 592e3da): {summary(timed(lambda: calibrated.probabilities([crop, turned_half_round(crop)]), repeats))}")
+    print(f"a still photo's place left unread, searched from one outline through the profile "
           f"(vision.reading.search_place): {summary(searched_place(calibrated, frames, repeats))}")
-    print(f"  the same with the half turn's templates scored again: "
-          f"{summary(timed(lambda: calibrated.probabilities([crop, turned_half_round(crop)]), repeats))}")
     if calibrated.params.ink_weight:  # a deck whose colours are part of what a card is (UNO Flip)
         print(f"  of which the card's ink (vision.adapt.ink_signature): "
               f"{summary(timed(lambda: ink_signatures([crop]), repeats))}")
-    print(f"a calibration walk's card cut where it is read as the card shown, once per card laid (device/calibration.py: "
-          f"vision.reading.photo_candidates + outline_read_as, the model reading): {summary(walk_outline(classifier, frames, repeats))}")
+    print(f"calibration walk: the card cut where it is read as the card shown, once per card laid (device/calibration.py: "
+          f"vision.reading.photo_candidates + outline_read_as, the deck's model reading): "
+          f"{summary(walk_outline(classifier, frames, repeats))}")
     # The deal video through a profile of its own print (the training family's held-out fonts, one
     # photo per label): every card placed is read by the classifier and the look network.
     from vision.synth.render import CardStyle, render_card

@@ -159,9 +159,9 @@ class CalibrationFlow:
     sure", "read: no card"), so the user sees at a glance which cards the walk mends. A card is seen only once the picture has been still for a few frames
     (vision.placement.StillPicture): a photo taken as the hand lets go of the card, smeared or with
     fingers on it, would be the label's only sample. Buttons: `ok` takes the card lying in the deal
-    zone for the label shown (only when a card is seen), cut where the device reads it as that
-    label (vision.reading.outline_read_as over the still photo's outlines, found once per card
-    laid; else at the largest card found), and goes on; after a card is taken (or a
+    zone for the label shown (only when a card is seen), cut where the deck's model reads it as
+    that label (vision.reading.outline_read_as over the still photo's outlines, found once per
+    card laid; else at the largest card found), and goes on; after a card is taken (or a
     label skipped with a card in view), the next is only seen once the zone has been clear for a
     frame, so a card left lying is never learnt as the next label; `next` skips this label (a label never shown keeps its old samples, or is read by the
     model alone as far as it reads the cards shown: vision.adapt); `back` returns to the previous label; `back` held stops without saving. After the last
@@ -240,7 +240,7 @@ class CalibrationFlow:
 
     def on_frame(self, frame_bgr) -> None:
         """Keep the crop of the card in view once the picture is still (else None): cut where the
-        reader reads the label asked for (_outline_of_shown), else at the largest card found."""
+        deck's model reads the label asked for (_outline_of_shown), else at the largest card found."""
         import cv2
 
         from vision.geometry import warp_card
@@ -262,7 +262,7 @@ class CalibrationFlow:
             return
         if not was_seen:        # once per card laid still: where it is cut, and its read-back
             self._cut_at = self._outline_of_shown(frame_bgr, quad)
-            self.read_as = self._read(frame_bgr, self._cut_at)
+            self.read_as = self._read(frame_bgr, quad)   # (at the card found, as the game reads it)
         self.current = warp_card(frame_bgr, self._cut_at)
 
     def on_button(self, press: ButtonPress) -> None:
@@ -295,6 +295,7 @@ class CalibrationFlow:
         elif press.button == "back":
             self.index = max(0, self.index - 1)
             self.crops.pop(self.labels[self.index], None)
+            self.current = self.read_as = self._cut_at = None   # a card lying there is cut again for this label
 
     # -- output ----------------------------------------------------------------------------------
 
@@ -328,15 +329,17 @@ class CalibrationFlow:
     # -- inner -----------------------------------------------------------------------------------
 
     def _outline_of_shown(self, frame_bgr, largest):
-        """Where the card shown is cut: the largest outline the reader reads as the label asked
-        for (vision.reading.outline_read_as, among the still photo's outlines away from the
-        table's fixtures), else the largest card found (`largest`)."""
+        """Where the card shown is cut: the largest outline the deck's model reads as the label
+        asked for (vision.reading.outline_read_as, among the still photo's outlines away from the
+        table's fixtures), else the largest card found (`largest`). The model, not the profile
+        read by now: a card a profile misreads (cut badly by an earlier walk) would be cut where
+        that profile reads it, as badly again."""
         from vision.reading import outline_read_as, photo_candidates
 
         try:
             outlines = [c.quad for c in photo_candidates(frame_bgr)
                         if all(quad_iou(c.quad, f) < SAME_FIXTURE for f in self._fixtures)]
-            found = outline_read_as(self.reader, frame_bgr, self.labels[self.index], outlines)
+            found = outline_read_as(self.base, frame_bgr, self.labels[self.index], outlines)
         except Exception:  # noqa: BLE001 - the largest card found is the walk's crop as before
             log.exception("the card seen in the calibration walk could not be outlined by its reading")
             found = None

@@ -825,22 +825,24 @@ def test_a_walk_on_a_table_the_locator_outlines_a_mat_on_takes_each_card_not_the
 
 
 class _ReadsGreenAsSeven:
-    """A stand-in reader: a crop is a "7" the surer the more of it is a green card's face."""
-    spec = dataclasses.make_dataclass("Spec", ["classes", "none_index"])(("7", "none"), 1)
+    """A stand-in deck model: a crop is a "7" the surer the more of it is a green card's face, and
+    never an "8"."""
+    spec = dataclasses.make_dataclass("Spec", ["classes", "none_index"])(("7", "8", "none"), 2)
 
     def probabilities(self, crops):
         green = np.array([((c[..., 1] > 200) & (c[..., 2] < 60)).mean() for c in crops])
-        return np.stack([green ** 2, 1.0 - green ** 2], axis=1).astype(np.float32)
+        return np.stack([green ** 2, np.zeros_like(green), 1.0 - green ** 2], axis=1).astype(np.float32)
 
     def decide(self, probs):
-        return reject_rule(probs, self.spec.classes, 1, 0.6, 0.3)
+        return reject_rule(probs, self.spec.classes, 2, 0.6, 0.3)
 
 
-def test_a_walk_cuts_the_card_shown_where_it_is_read_as_that_card_not_at_the_largest_thing_found(tmp_path, base):
+def test_a_walk_cuts_the_card_shown_where_it_is_read_as_that_card_not_at_the_largest_thing_found(tmp_path):
     """A card laid on a board of its own shape: the largest card-shaped thing found is the board,
-    but the walk, told which card it is shown, cuts it at the outline its reader reads as that
-    card (vision.reading.outline_read_as), and reads it back there. Where nothing reads as the
-    card asked for, it is cut at the largest card found, as before."""
+    but the walk, told which card it is shown, cuts it at the outline the deck's model reads as
+    that card (vision.reading.outline_read_as). Where nothing reads as the card asked for, it is
+    cut at the largest card found, as before; `back` to a card that does, with the card lying
+    there, cuts it again where that card is read."""
     from tests.vision_fixtures import card_quad
     from vision.geometry import quad_iou, warp_card
     from vision.locate import find_cards
@@ -852,19 +854,22 @@ def test_a_walk_cuts_the_card_shown_where_it_is_read_as_that_card_not_at_the_lar
     largest = max(find_cards(frame), key=cv2.contourArea)
     assert quad_iou(largest, board) > 0.8
 
-    flow = CalibrationFlow(base, DECK, profile_path(tmp_path, DECK), reader=_ReadsGreenAsSeven())
+    flow = CalibrationFlow(_ReadsGreenAsSeven(), DECK, profile_path(tmp_path, DECK))
     flow.index = LABELS.index("7")
     _lay(flow, frame)
     assert np.abs(flow.current.astype(np.int16) - warp_card(frame, card)).mean() < 10
-    assert flow.screen().lines[-1] == "read as 7"
 
-    other = CalibrationFlow(base, DECK, profile_path(tmp_path, DECK), reader=_ReadsGreenAsSeven())
+    other = CalibrationFlow(_ReadsGreenAsSeven(), DECK, profile_path(tmp_path, DECK))
     other.index = LABELS.index("8")                     # nothing reads as an 8: the largest found
     _lay(other, frame)
     assert np.abs(other.current.astype(np.int16) - warp_card(frame, largest)).mean() < 10
+    other.on_button(ButtonPress("back"))                # back to the 7, the card lying there:
+    assert LABELS[other.index] == "7"                   # cut again, for the 7
+    _lay(other, frame)
+    assert np.abs(other.current.astype(np.int16) - warp_card(frame, card)).mean() < 10
 
 
-def test_a_walk_takes_the_thing_beside_the_card_cut_as_the_tables_not_the_card(tmp_path, base):
+def test_a_walk_takes_the_thing_beside_the_card_cut_as_the_tables_not_the_card(tmp_path):
     """A card laid beside a larger card-shaped thing (a board): the walk cuts the card where its
     reader reads it, and on `ok` the board, seen away from the card cut, is the table's (a
     fixture), not the card's place: the zone with the board alone is clear, and the next card laid
@@ -878,7 +883,7 @@ def test_a_walk_takes_the_thing_beside_the_card_cut_as_the_tables_not_the_card(t
     laid = table.copy()
     cv2.fillConvexPoly(laid, np.round(card).astype(np.int32), (0, 255, 0))
 
-    flow = CalibrationFlow(base, DECK, profile_path(tmp_path, DECK), reader=_ReadsGreenAsSeven())
+    flow = CalibrationFlow(_ReadsGreenAsSeven(), DECK, profile_path(tmp_path, DECK))
     flow.index = LABELS.index("7")
     _lay(flow, laid)
     assert np.abs(flow.current.astype(np.int16) - warp_card(laid, card)).mean() < 10

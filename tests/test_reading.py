@@ -349,7 +349,8 @@ def test_a_place_left_unread_where_the_card_mask_sees_a_card_is_searched_to_the_
 def test_a_walk_cuts_the_card_shown_at_the_largest_outline_read_as_that_card():
     """outline_read_as: of a larger outline round the card and the table, the card's own and its
     panel, the card's is the largest read as the card asked for (both ways up, at
-    SHOWN_CONFIDENCE); a card asked for that none reads as, or no outlines, give None."""
+    SHOWN_CONFIDENCE); outlines none of which reads as it, a label the classifier does not know, or
+    no outlines, give None."""
     import cv2
 
     from vision.reading import outline_read_as
@@ -362,7 +363,7 @@ def test_a_walk_cuts_the_card_shown_at_the_largest_outline_read_as_that_card():
     classifier = _ByGreenShare()
     assert np.allclose(outline_read_as(classifier, frame, "7", [around, panel, card]), card)
     assert outline_read_as(classifier, frame, "7", [around]) is None
-    assert outline_read_as(classifier, frame, "8", [around, panel, card]) is None
+    assert outline_read_as(classifier, frame, "8", [around, panel, card]) is None   # a label it does not know
     assert outline_read_as(classifier, frame, "7", []) is None
 
 

@@ -788,8 +788,9 @@ class CalibratedClassifier:
         card both ways up), the templates' scores and the look network's embedding taken once per
         crop. The templates and the look network's samples are kept both ways up (sample_views), so
         a crop and its half turn score alike: the templates to float rounding, the look network's
-        nearest samples alike (the printed faces' tuning captures read exactly as with the turn
-        embedded too; models/calibration.md). Scoring the turn again was a quarter of a calibrated
+        nearest samples nearly alike (within 3 % of a probability in tests/test_calibrate.py; the
+        printed faces' tuning captures read exactly as with the turn embedded too, the held-out
+        ones and the photos to a refusal: models/calibration.md). Scoring the turn again was a quarter of a calibrated
         card's reading, and embedding it a fifth (bench/vision_bench.py)."""
         crops = list(crops_bgr)
         both = crops + [turned_half_round(c) for c in crops]

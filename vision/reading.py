@@ -299,7 +299,7 @@ def climbed_outline(classifier, image_bgr: np.ndarray, quad) -> tuple[np.ndarray
 
 
 # A calibration walk is told which card it is shown, so its crop is cut at the largest outline the
-# device reads as that card (its probability, both ways up, at least SHOWN_CONFIDENCE), not at the
+# deck's model reads as that card (its probability, both ways up, at least SHOWN_CONFIDENCE), not at the
 # largest card-shaped thing located: on a busy table that is often the card's printed panel, the
 # card with the one beneath, or the hand (Flip 7's printed faces: 47 -> 54 of 66 walk crops at the
 # card's outline, IoU >= 0.85, three looks). A template cut off the card reads the card as its twin:
