@@ -396,6 +396,34 @@ def test_a_walk_cut_where_the_card_is_read_does_not_teach_a_card_its_twins_look(
     assert read_after_walk() == "+8"
 
 
+@pytest.mark.skipif(not (REAL / "flip7-art").is_dir(),
+                    reason=f"the real decks are not beside the repo ({REAL}): a user's clone has none")
+def test_a_washed_out_card_is_outlined_by_the_card_mask_network_with_the_photos_highlights_deepened(monkeypatch):
+    """A printed Flip 7 `7` on a tuning capture (real_eval --tuning-captures, seed 715013), washed
+    out by the light: in the photo itself no outline comes nearer the card than IoU 0.6, and the
+    card is not read. The card mask network, shown the photo with its highlights deepened
+    (MASK_TONES), outlines it at IoU 0.9 or more: a fallback no search starts from, read a 7 out of
+    the box."""
+    from vision import reading
+    from vision.classifier import CardClassifier
+    from vision.evaluation.real_eval import ART_FOLDERS, TUNING_SEED, capture, located_candidates, read_place
+    from vision.geometry import quad_iou
+    from vision.synth.printed import load_printed_faces
+
+    faces = load_printed_faces("flip7", REAL / ART_FOLDERS["flip7"])
+    base = CardClassifier.load("flip7")
+    frame, quad = capture("flip7", faces, "7", TUNING_SEED + 1000 * sorted(faces).index("7") + 13, "heldout")
+    found = located_candidates(frame, quad)
+    best = max(found, key=lambda c: quad_iou(c.quad, quad))
+    assert quad_iou(best.quad, quad) >= 0.9 and best.fallback and not best.search_start
+    assert read_place(base, frame, found).label == "7"
+
+    monkeypatch.setattr(reading, "MASK_TONES", ())
+    found = located_candidates(frame, quad)
+    assert max(quad_iou(c.quad, quad) for c in found) < 0.6
+    assert read_place(base, frame, found).label is None
+
+
 def test_a_search_that_walks_onto_a_card_named_already_leaves_its_place_unread(monkeypatch):
     """reading.searched: a place left unread whose search ends at a place named already (the card
     beside it) keeps its own reading; elsewhere it takes the search's."""
@@ -410,6 +438,21 @@ def test_a_search_that_walks_onto_a_card_named_already_leaves_its_place_unread(m
     monkeypatch.setattr(reading, "search_place", lambda classifier, image, outlines: (unread + 5, Prediction("7", 0.95)))
     (_, first), (quad, second) = reading.searched(None, None, [], places)
     assert first.label == second.label == "7" and np.allclose(quad, unread + 5)
+
+
+def test_a_place_is_searched_only_from_the_outlines_a_search_may_start_from(monkeypatch):
+    """reading.searched: the card mask network's outlines at other tones of the photo
+    (Candidate.search_start False) are not starts of a place's search; the others at the place are."""
+    from vision import reading
+    from vision.classifier import NO_CARD, Prediction
+    from vision.locate import Candidate
+
+    place = card_quad((320, 240), 0, 200)
+    toned, located = Candidate(place + 3, 0.9, fallback=True, only_if_named=True, search_start=False), Candidate(place, 0.8)
+    asked = []
+    monkeypatch.setattr(reading, "search_place", lambda classifier, image, outlines: asked.append(outlines))
+    reading.searched(None, None, [toned, located], [(place, Prediction(None, 1.0, NO_CARD))])
+    assert len(asked) == 1 and len(asked[0]) == 1 and np.allclose(asked[0][0], place)
 
 
 def test_a_dark_card_the_photo_outlines_only_with_its_shadows_lifted_is_read_there_as_a_fallback():

@@ -92,6 +92,9 @@ class Candidate:
     # photo, or by the card mask network, whose score is its region's mean probability:
     # vision.reading.photo_candidates)
     only_if_named: bool = False
+    # ... and a place left unread is searched from it (vision.reading.searched): not so the card
+    # mask network's outlines at other tones of the photo (vision.reading.MASK_TONES)
+    search_start: bool = True
 
 
 def find_cards(frame_bgr: np.ndarray, *, min_area_frac: float = 0.01, max_area_frac: float = 0.6,
