@@ -424,11 +424,11 @@ def calibrated_reading(classifier, deck: str, crop, frames, repeats: int, plays:
     print(f"  of which the look network alone: {summary(timed(lambda: calibrated.look.embed([crop]), repeats))}")
     print(f"  the crop and its half turn each read in full (templates scored and crop embedded for each way, as "
           f"before bbca171 and 592e3da): {summary(timed(lambda: calibrated.probabilities([crop, turned_half_round(crop)]), repeats))}")
-    print(f"a still photo's place left unread, searched from one outline through the profile "
-          f"(vision.reading.search_place): {summary(searched_place(calibrated, frames, repeats))}")
     if calibrated.params.ink_weight:  # a deck whose colours are part of what a card is (UNO Flip)
         print(f"  of which the card's ink (vision.adapt.ink_signature): "
               f"{summary(timed(lambda: ink_signatures([crop]), repeats))}")
+    print(f"a still photo's place left unread, searched from one outline through the profile "
+          f"(vision.reading.search_place): {summary(searched_place(calibrated, frames, repeats))}")
     print(f"calibration walk: the card cut where it is read as the card shown, once per card laid (device/calibration.py: "
           f"vision.reading.photo_candidates + outline_read_as, the deck's model reading): "
           f"{summary(walk_outline(classifier, frames, repeats))}")

@@ -166,9 +166,10 @@ def photo_candidates(image_bgr: np.ndarray) -> list:
     (vision.locate.locate_candidates, keep_nested: Candidates, some of them fallbacks), in the
     photo, then at each of its OTHER_TONES (shadows lifted, highlights deepened, shadows lifted
     further), then the card mask network's outlines (vision.card_mask: cards found by what they
-    look like, not by their edges; its regions' rectangles, then the cards on their sides): the
-    outlines those find that are not found already (IoU < SAME_OUTLINE) follow, as fallbacks
-    that are no place unless they name a card."""
+    look like, not by their edges; its regions' rectangles, then the cards on their sides), then
+    the network's at MASK_TONES (no search starts from those): the outlines these find that are
+    not found already (IoU < SAME_OUTLINE) follow, as fallbacks that are no place unless they name
+    a card."""
     import cv2
 
     from vision.geometry import quad_iou
@@ -177,12 +178,11 @@ def photo_candidates(image_bgr: np.ndarray) -> list:
     toned = {power: cv2.LUT(image_bgr, tone) for power, tone in zip(OTHER_TONES, _TONES)}
     others = [(c.quad, c.score) for image in toned.values() for c in locate_candidates(image, keep_nested=True)]
     mask = card_mask()
-    for quad, score in others + mask.outlines(image_bgr, on_sides=True):
+    outlines = [(quad, score, True) for quad, score in others + mask.outlines(image_bgr, on_sides=True)]
+    outlines += [(quad, score, False) for power in MASK_TONES for quad, score in mask.outlines(toned[power], on_sides=True)]
+    for quad, score, search_start in outlines:
         if all(quad_iou(quad, f.quad) < SAME_OUTLINE for f in found):
-            found.append(Candidate(quad, score, fallback=True, only_if_named=True))
-    for quad, score in [outline for power in MASK_TONES for outline in mask.outlines(toned[power], on_sides=True)]:
-        if all(quad_iou(quad, f.quad) < SAME_OUTLINE for f in found):
-            found.append(Candidate(quad, score, fallback=True, only_if_named=True, search_start=False))
+            found.append(Candidate(quad, score, fallback=True, only_if_named=True, search_start=search_start))
     return found
 
 
