@@ -321,7 +321,8 @@ def climbed_outline(classifier, image_bgr: np.ndarray, quad) -> tuple[np.ndarray
 # deck's model reads as that card (its probability, both ways up, at least SHOWN_CONFIDENCE), not at the
 # largest card-shaped thing located: on a busy table that is often the card's printed panel, the
 # card with the one beneath, or the hand (Flip 7's printed faces: 47 -> 54 of 66 walk crops at the
-# card's outline, IoU >= 0.85, three looks). A template cut off the card reads the card as its twin:
+# card's outline, IoU >= 0.85, three looks; 48 since MASK_TONES, whose looser outlines it may take,
+# as `real_eval`'s "walk crops" line logs). A template cut off the card reads the card as its twin:
 # Flip 7's tuning captures (`real_eval --tuning-captures --captures 60`) misread a +6 as a +8 after
 # one look (its walk crop cut at IoU 0.79); with this rule, not read after one / three looks
 # 24 / 21 -> 22 / 22 of 1,320 and none misread; UNO Flip's (`--captures 4`) 2 / 2 as before.
