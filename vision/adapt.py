@@ -152,12 +152,12 @@ MODEL_SURE_OTHERWISE = 0.9
 # their likeliest label, the one a trusted model leans to and version 5's reading names: named
 # (template_probabilities). Chosen on the tuning captures and the photos: without the bound
 # (LEANED_SLACK = inf), `real_eval --deck uno-flip --no-captures` misreads 7 photos of decks of
-# another design through nuno-set1's profile, each scored 0.48 or more below card_score; at 0.3
-# and 0.4 none. 0.3 -> 0.4 (2026-12-05), on the tuning captures after one / three looks: Flip 7's
-# (`real_eval --tuning-captures --captures 60`) not read 18 / 16 -> 16 / 14 of 1,320 (a dark +8, a
-# flip three in glare under a hand), UNO Flip's (`--captures 4`) 1 / 1 as before; then the
-# held-out ones: Flip 7's 5 / 5 of 330 as before, UNO Flip's 4 / 3 -> 3 / 3 of 540; every photo
-# line as before; none misread anywhere.
+# another design through nuno-set1's profile, each scored 0.48 or more below card_score (a throwaway
+# log, models/calibration.md); at 0.3 and 0.4 none. 0.3 -> 0.4 (2026-12-05), on the tuning captures
+# after one / three looks: Flip 7's (`real_eval --tuning-captures --captures 60`) not read 18 / 16
+# -> 16 / 14 of 1,320 (a dark +8, a flip three in glare under a hand), UNO Flip's (`--captures 4`)
+# 1 / 1 as before; then the held-out ones: Flip 7's 5 / 5 of 330 as before, UNO Flip's 4 / 3 -> 3 / 3
+# of 540; every photo line as before; none misread anywhere.
 LEANED_SLACK = 0.4
 
 

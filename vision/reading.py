@@ -69,18 +69,18 @@ MASK_SEES_NO_CARD = 0.2
 OTHER_TONES = (0.5, 2.0, 0.3)
 SAME_OUTLINE = 0.9
 # The card mask network also looks at the photo with its shadows lifted (0.5) and its highlights
-# deepened (2.0): a card washed out by glare or a lamp, or lying in a hand's shadow, that it sees
-# little of in the photo itself, it outlines there (Flip 7's tuning captures, seed 715013: the
-# best outline of the card at IoU 0.56 in the photo, 0.97 with the highlights deepened). Those
-# outlines are fallbacks as the others at other tones, and no search starts from them
-# (Candidate.search_start): as starts they took the place of the photo's own largest outlines,
-# from which the search had read three cards. Printed faces' tuning captures (`real_eval
-# --tuning-captures`; out of the box / after one look / after three): Flip 7's (`--captures 60`,
-# 1,320) not read 36 / 22 / 22 -> 30 / 18 / 16, UNO Flip's (`--captures 4`, 432) 5 / 2 / 2 ->
-# 4 / 1 / 1, none misread. Rendered scenes (`evaluate --scenes-only --scenes 300 --seed 12342
-# --split heldout --dry-run`): right 676 / 718 / 749 -> 676 / 720 / 749 (flip7, Vengeance, UNO
-# Flip), none wrong, false cards 19 / 15 / 2 -> 20 / 17 / 2 (a throwaway listing: Vengeance's
-# plain discard face read on the cloth at 0.92-1.0).
+# deepened (2.0), each one of OTHER_TONES (photo_candidates tones the photo once for both): a card
+# washed out by glare or a lamp, or lying in a hand's shadow, that it sees little of in the photo
+# itself, it outlines there (Flip 7's tuning captures, seed 715013: the best outline of the card at
+# IoU 0.56 in the photo, 0.97 with the highlights deepened). Those outlines are fallbacks as the
+# others at other tones, and no search starts from them (Candidate.search_start): as starts they
+# took the place of the photo's own largest outlines, from which the search had read three cards.
+# Printed faces' tuning captures (`real_eval --tuning-captures`; out of the box / after one look /
+# after three): Flip 7's (`--captures 60`, 1,320) not read 36 / 22 / 22 -> 30 / 18 / 16, UNO Flip's
+# (`--captures 4`, 432) 5 / 2 / 2 -> 4 / 1 / 1, none misread. Rendered scenes (`evaluate
+# --scenes-only --scenes 300 --seed 12342 --split heldout --dry-run`): right 676 / 718 / 749 ->
+# 676 / 720 / 749 (flip7, Vengeance, UNO Flip), none wrong, false cards 19 / 15 / 2 -> 20 / 17 / 2
+# (a throwaway listing: Vengeance's plain discard face read on the cloth at 0.92-1.0).
 MASK_TONES = (0.5, 2.0)
 _TONES = tuple((np.linspace(0.0, 1.0, 256) ** power * 255.0 + 0.5).astype(np.uint8) for power in OTHER_TONES)
 
