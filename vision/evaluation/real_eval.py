@@ -20,6 +20,10 @@ ways up, a second look when not sure):
 * **camera photos**: out of the box, every photo of every set; then, each set in turn, the
   profile learnt from that set's photos (one photo per label, and three where the set has them)
   reads every other set's. A photo whose card the locator cannot find is read as the whole image.
+  Pooled: every pair; the sessions of one physical deck; one printing (each set reading the other
+  sets of its design, PHOTO_DESIGNS: a foreign printing after one look, as the device has it) on
+  the cards its walk showed; and apart, the cards a set's walk did not show (some sets lack some
+  cards), which are right refused.
 
 Each calibrated figure is the device's reading (vision.adapt: the look network's, kept only
 where the card's pictures agree) and, beside it, the look network's alone ("without the picture
@@ -282,6 +286,14 @@ def limited(photos: list, per_label: int | None) -> list:
 # The sets that are one physical deck photographed in several sessions (the shared folder's
 # README): each calibrating and another read is "one look at the deck, then a game" as a user has it.
 ONE_DECK_SETS = ("nuno-set1", "nuno-set2", "nuno-set3")
+# The printing each set's deck is of. The README names natnael's and edwin's the 2024 design; muhd91's
+# is that design by eye (its white oval's outlined numerals and symbols, the +2's two cards drawn as
+# outlines), and the nuno sessions' deck the older one (the oval across the card, the +2 as two filled
+# cards). A profile of one printing reading another deck of that printing is a foreign printing after
+# one look at each card, as the device has it; reading a deck of the other design through it is not
+# (walk the deck you play), and is counted apart.
+PHOTO_DESIGNS = {"nuno-set1": "classic", "nuno-set2": "classic", "nuno-set3": "classic",
+                 "natnael": "2024", "muhd91": "2024", "edwin": "2024"}
 
 
 def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3), rows_out=None) -> list[dict]:
@@ -344,6 +356,11 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3), 
         one_deck = Tally(f"photos of one deck (nuno-set1..3), after {looks} look(s) at each card, each session "
                          "calibrating and the others read")
         one_deck_look = Tally(f"{one_deck.name}, without the picture check")
+        one_printing = Tally(f"photos of one printing, after {looks} look(s) at each card, each set calibrating and "
+                             "the other sets of its design read, the cards its walk showed")
+        one_printing_look = Tally(f"{one_printing.name}, without the picture check")
+        unshown = Tally(f"photos, after {looks} look(s) at each card, every set in turn, the cards its walk did not "
+                        "show (no card or not sure is right for them, a card of the walk named is wrong)")
         for name, photos in sets.items():
             shown, crops = [], {}
             for path, label in photos:
@@ -383,6 +400,11 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3), 
                     if other != name and name in ONE_DECK_SETS and other in ONE_DECK_SETS:
                         one_deck.add(label, reading)
                         one_deck_look.add(label, alone)
+                    if other != name and label not in crops:
+                        unshown.add(label, reading)
+                    elif other != name and PHOTO_DESIGNS.get(other, other) == PHOTO_DESIGNS.get(name, name):
+                        one_printing.add(label, reading)
+                        one_printing_look.add(label, alone)
                     record(f"{name} ({looks} look(s))", other, path, label, reading)
                     record(f"{name} ({looks} look(s)), without the picture check", other, path, label, alone)
                 s1, s2 = one.summary(), one_look.summary()
@@ -399,6 +421,10 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3), 
             results += [pooled.summary(), pooled_look.summary()]
         if one_deck.rows:
             results += [one_deck.summary(), one_deck_look.summary()]
+        if one_printing.rows:
+            results += [one_printing.summary(), one_printing_look.summary()]
+        if unshown.rows:
+            results.append(unshown.summary())
     return results
 
 
