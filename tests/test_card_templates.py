@@ -348,3 +348,39 @@ def test_one_look_at_a_real_deck_reads_it_in_other_sessions():
             wrong.append(f"{path.parent.name}/{path.name} {label} read as {got}")
     assert not wrong, wrong
     assert refused <= 1 and right >= 2 * len(CONFUSABLE) - 1
+
+
+@needs_real
+def test_real_eval_pools_one_printings_decks_apart_and_counts_the_cards_a_walk_did_not_show(tmp_path):
+    """real_eval's photo figures: each set reading the other sets of its design (PHOTO_DESIGNS) on
+    the cards its walk showed is "one printing"; a card the set calibrating never showed is counted
+    apart (refused is right for it); every pair still pools both. A few photos of three sets,
+    linked into a folder laid out as the team keeps the real decks."""
+    from vision.classifier import CardClassifier
+    from vision.evaluation.real_eval import PHOTO_DESIGNS, photo_sets, read_photos
+
+    chosen = {"natnael": ["green-7", "red-reverse", "yellow-8"],
+              "muhd91": ["green-7", "red-reverse", "yellow-8", "blue-1"],   # blue-1: natnael has none
+              "nuno-set1": ["green-7", "red-reverse"]}                       # the older design
+    assert PHOTO_DESIGNS["natnael"] == PHOTO_DESIGNS["muhd91"] != PHOTO_DESIGNS["nuno-set1"]
+    sets = photo_sets(REAL)
+    for name, labels in chosen.items():
+        folder = tmp_path / "uno-photos" / name
+        folder.mkdir(parents=True)
+        manifest = {}
+        for label in labels:
+            path = next(path for path, lab in sets[name] if lab == label)
+            (folder / path.name).symlink_to(path)
+            manifest[path.name] = label
+        (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+
+    results = {r["condition"]: r for r in read_photos(tmp_path, CardClassifier.load(UNO), 1, looks_list=(1,))}
+    one_printing = next(r for c, r in results.items() if c.startswith("photos of one printing") and "without" not in c)
+    unshown = next(r for c, r in results.items() if "did not show" in c)
+    every_pair = results["photos, after 1 look(s) at each card, every set in turn"]
+    # natnael and muhd91 read each other's three shared cards; nuno-set1's deck is not theirs.
+    assert one_printing["read"] == 6
+    assert one_printing["wrong"] == 0
+    # muhd91's blue-1 through natnael; yellow-8 (and blue-1) through nuno-set1, which showed neither.
+    assert unshown["read"] == 4 and unshown["wrong"] == 0
+    assert every_pair["read"] == 6 + 5 + 7
