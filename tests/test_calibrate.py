@@ -643,6 +643,45 @@ def test_calibrate_command_writes_updates_and_is_used_by_classify(tmp_path, caps
     assert json.loads(capsys.readouterr().out)["label"] == "7"
 
 
+def test_calibrate_leaves_out_a_photo_the_model_sees_no_card_in_where_it_sees_the_decks_cards(tmp_path, capsys, base):
+    """`tablemate calibrate --from`: a photo whose largest card found the deck's model sees no card
+    in (here a grey board, standing for a card's oval held close or a laptop beside it) is left
+    out, said so, where the model sees a card in most of the folder's photos; the card's other
+    photo is learnt. A printing the model sees no card in at all (a foreign one) is learnt from
+    every photo, as before."""
+    from tests.vision_fixtures import card_quad
+    from vision.calibrate_cmd import card_crop, read_folder
+    from vision.synth.scenes import make_scene
+
+    folder = tmp_path / "deck"
+    for label in ("7", "x2"):
+        (folder / label_to_dirname(label)).mkdir(parents=True)
+        for seed in range(2):
+            frame, _ = make_scene(np.random.default_rng(seed), [label], DECK, size=(640, 480), split="heldout")
+            assert card_crop(frame, base)[1]
+            cv2.imwrite(str(folder / label_to_dirname(label) / f"{seed}.png"), frame)
+    board = np.full((480, 640, 3), 200, np.uint8)
+    cv2.fillConvexPoly(board, np.round(card_quad((320, 240), 8, 300)).astype(np.int32), (60, 60, 60))
+    assert card_crop(board, base)[1] is False
+    cv2.imwrite(str(folder / "7" / "board.png"), board)
+
+    crops, problems = read_folder(folder, DECK, base)
+    assert {label: len(c) for label, c in crops.items()} == {"7": 2, "x2": 2}
+    assert len(problems) == 1 and "board.png" in problems[0] and "sees no card" in problems[0]
+    out = tmp_path / "p.npz"
+    assert tablemate(["calibrate", "--deck", DECK, "--from", str(folder), "--out", str(out)]) == 1
+    assert Profile.load(out).counts == {"7": 2, "x2": 2}
+    assert "board.png" in capsys.readouterr().err
+
+    foreign_folder = tmp_path / "foreign"
+    (foreign_folder / "7").mkdir(parents=True)
+    for seed in range(2):
+        cv2.imwrite(str(foreign_folder / "7" / f"{seed}.png"), _frame_with("7", seed))
+    assert not any(card_crop(cv2.imread(str(p)), base)[1] for p in (foreign_folder / "7").iterdir())
+    crops, problems = read_folder(foreign_folder, DECK, base)
+    assert len(crops["7"]) == 2 and not problems
+
+
 def test_calibrate_refuses_a_folder_for_out_before_learning_and_a_failed_write_leaves_nothing(tmp_path, capsys,
                                                                                                 monkeypatch):
     folder = tmp_path / "deck"

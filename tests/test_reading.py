@@ -344,6 +344,10 @@ def test_a_place_left_unread_where_the_card_mask_sees_a_card_is_searched_to_the_
     monkeypatch.setattr(reading, "card_mask", lambda: _MaskSeeing(0.0))
     [(quad, reading_there)] = read_photo(classifier, frame, [Candidate(off, 0.9)])
     assert reading_there.label is None and np.allclose(quad, off)
+    # Asked not to search (real_eval's photos): the place is left as read.
+    monkeypatch.setattr(reading, "card_mask", lambda: _MaskSeeing(0.9))
+    [(quad, reading_there)] = read_photo(classifier, frame, [Candidate(off, 0.9)], search=False)
+    assert reading_there.label is None and np.allclose(quad, off)
 
 
 def test_a_walk_cuts_the_card_shown_at_the_largest_outline_read_as_that_card():

@@ -2,7 +2,9 @@
 
 FOLDER holds one sub-folder per label, named by the label (`/2` is written `div2`), with one or
 more photos of that card: whole frames (the card is found in the picture, the largest one if
-several) or tight crops. Each photo is also learnt turned half round, since cards lie either way
+several) or tight crops. Where the deck's model sees a card in most of the photos, a photo it sees
+no card in (held so close that only the card's middle is found, or a thing beside it) is left out,
+and said so: photograph the whole card. Each photo is also learnt turned half round, since cards lie either way
 up. Two or three photos per card, under the table's own light, read best.
 
   tablemate calibrate --deck flip7 --from my-deck/ --out flip7-profile.npz
@@ -43,28 +45,45 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="folder holding DECK.onnx and DECK.json (default: the bundled models)")
 
 
-def card_crop(image):
-    """The card in a photo: the largest card found in it, else the whole image when it is card
-    shaped (a tight crop, turned to portrait), else None."""
+def card_crop(image, classifier=None):
+    """(crop, seen): the card in a photo, and whether the deck's model (`classifier`) sees a card
+    in it (vision.reading.sees_a_card; True without a classifier). The crop: the largest card found
+    in it, else the whole image when it is card shaped (a tight crop, turned to portrait), else
+    None (and seen False)."""
     import cv2
+    import numpy as np
 
     from vision.geometry import CANON_H, CANON_W, warp_card
     from vision.locate import find_cards
+    from vision.reading import sees_a_card
 
     quads = find_cards(image)
     if quads:
-        return warp_card(image, max(quads, key=lambda q: cv2.contourArea(q)))
+        quad = max(quads, key=lambda q: cv2.contourArea(q))
+        return warp_card(image, quad), classifier is None or bool(sees_a_card(classifier, image, [quad])[0])
     h, w = image.shape[:2]
     if not 0.6 <= min(h, w) / max(h, w) <= 0.85:  # a 63 x 88 mm card is 0.72
-        return None
+        return None, False
     whole = image if h >= w else cv2.rotate(image, cv2.ROTATE_90_CLOCKWISE)
-    return cv2.resize(whole, (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)
+    crop = cv2.resize(whole, (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)
+    corners = np.array([[0, 0], [CANON_W, 0], [CANON_W, CANON_H], [0, CANON_H]], np.float32)
+    return crop, classifier is None or bool(sees_a_card(classifier, crop, [corners])[0])
 
 
-def read_folder(source, deck: str):
-    """({label: [crops]}, problems: list of str). Raises ValueError for a sub-folder that is not a
-    label of the deck."""
+# A folder's photo in which the deck's model sees no card is left out where it sees a card in at
+# least this share of the folder's photos: it sees the deck's cards, so that photo is cut at
+# something else. (A printing the model does not see as cards at all, another edition's, say, is
+# learnt from every photo, as before.)
+MODEL_SEES_THE_DECK = 0.5
+
+
+def read_folder(source, deck: str, classifier=None):
+    """({label: [crops]}, problems: list of str): each photo cut by card_crop; a photo `classifier`
+    (the deck's model) sees no card in is left out where it sees a card in most of the folder's
+    (MODEL_SEES_THE_DECK). Raises ValueError for a sub-folder that is not a label of the deck."""
     from pathlib import Path
+
+    import numpy as np
 
     from rules.cards import DECKS, dirname_to_label, label_to_dirname
     from vision.classify_cmd import read_image
@@ -78,22 +97,31 @@ def read_folder(source, deck: str):
     if unknown:
         raise ValueError(f"{root}: sub-folders not named by a {deck} label: {', '.join(unknown)} "
                          f"(labels: {', '.join(label_to_dirname(lab) for lab in labels)})")
-    crops, problems = {}, []
+    cut, problems, counts = [], [], {}
     for i, folder in enumerate(folders, 1):
         label = dirname_to_label(folder.name.lower())
         photos = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
-        used = 0
         for photo in photos:
             image, problem = read_image(str(photo))
-            crop = card_crop(image) if image is not None else None
+            crop, seen = card_crop(image, classifier) if image is not None else (None, False)
             if crop is None:
                 problems.append(f"{photo}: {problem or 'no card found, and not a tight crop of one card'}")
                 continue
-            used += 1
-            crops.setdefault(label, []).append(crop)
+            cut.append((label, photo, crop, seen))
         if not photos:
             problems.append(f"{folder}: no photos")
-        log.info("[%d/%d] %s: %d of %d photos used", i, len(folders), label, used, len(photos))
+        counts[label] = len(photos)
+        log.info("[%d/%d] %s: %d photo(s) read", i, len(folders), label, len(photos))
+    sees_the_deck = bool(cut) and np.mean([seen for *_, seen in cut]) >= MODEL_SEES_THE_DECK
+    crops = {}
+    for label, photo, crop, seen in cut:
+        if sees_the_deck and not seen:
+            problems.append(f"{photo}: the model sees no card in it, though it does in the others (what was found "
+                            f"may be a part of the card or a thing beside it): left out; photograph the whole card")
+            continue
+        crops.setdefault(label, []).append(crop)
+    for label, photos in counts.items():
+        log.info("%s: %d of %d photos used", label, len(crops.get(label, [])), photos)
     return crops, problems
 
 
@@ -109,7 +137,7 @@ def main(args: argparse.Namespace) -> int:
             raise ValueError(f"--out {args.out} is a folder: give the profile's file name, e.g. "
                              f"{Path(args.out) / (args.deck + '-profile.npz')}")
         classifier = CardClassifier.load(args.deck, args.models_dir)
-        crops, problems = read_folder(args.source, args.deck)
+        crops, problems = read_folder(args.source, args.deck, classifier)
         previous = Profile.load(args.out) if args.update else None
     except (ModelError, ProfileError, ValueError, OSError) as error:
         print(f"tablemate calibrate: {error}", file=sys.stderr)

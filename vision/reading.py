@@ -186,7 +186,8 @@ def photo_candidates(image_bgr: np.ndarray) -> list:
     return found
 
 
-def read_photo(classifier, image_bgr: np.ndarray, candidates=None) -> list[tuple[np.ndarray, object]]:
+def read_photo(classifier, image_bgr: np.ndarray, candidates=None,
+               search: bool = True) -> list[tuple[np.ndarray, object]]:
     """(quad, reading) of each place where something card-shaped lies in a still photo, as the
     placement detector reads a frame: every quad located (photo_candidates, unless given) read as
     read_cards reads one, then the locator's fallbacks (Candidate.fallback) lying where none of
@@ -197,7 +198,7 @@ def read_photo(classifier, image_bgr: np.ndarray, candidates=None) -> list[tuple
     outline that names another card first made "not sure" (inside_another_card). A located quad
     named below FALLBACK_CONFIDENCE where the network sees no card (MASK_SEES_NO_CARD) is "not
     sure". A place left unread where the network sees a card is searched (`searched`: the outline
-    moved to where the card is read)."""
+    moved to where the card is read), unless `search` is False."""
     candidates = photo_candidates(image_bgr) if candidates is None else list(candidates)
     quads = [c.quad for c in candidates if not c.fallback]
     predictions = read_cards(classifier, image_bgr, quads)
@@ -223,7 +224,7 @@ def read_photo(classifier, image_bgr: np.ndarray, candidates=None) -> list[tuple
         predictions.append(p if p.label is None or named_here else Prediction(None, p.confidence, NOT_SURE, p.label))
     predictions = inside_another_card(quads, predictions)
     places = [(quads[i], predictions[i]) for i in one_per_place(quads, predictions)]
-    return searched(classifier, image_bgr, candidates, places)
+    return searched(classifier, image_bgr, candidates, places) if search else places
 
 
 # A still photo's place left unread, where the card mask network sees a card, is searched: from
@@ -337,6 +338,29 @@ def outline_read_as(classifier, image_bgr: np.ndarray, label: str, outlines) -> 
     probs = read_probabilities(classifier, image_bgr, outlines)[:, classifier.spec.classes.index(label)]
     read = [q for q, p in zip(outlines, probs) if p >= SHOWN_CONFIDENCE]
     return max(read, key=quad_area) if read else None
+
+
+# The deck's model sees a card in a crop where its "none" probability, both ways up, is below this
+# (an even bet, not tuned). A calibration photo's crop it sees no card in is left out where it sees
+# a card in most of the photos (vision.calibrate_cmd.MODEL_SEES_THE_DECK): the largest thing found
+# in a photo is not always the card (held close, the card's oval or numeral within it; a laptop or
+# a sticker beside it), and a profile that learns such a crop as the card reads other things as
+# that card. The model need not read the deck to see a card: of the classic UNO phone photos'
+# crops (`edwin`'s blue and green cards, 104, cut at the largest card found), it sees no card in 26
+# of the 27 least like the same card photographed top down (the look network's cosine with
+# muhd91's crop under 0.3) and a card in all 62 most like it (0.6 and over); a throwaway log of
+# both. A printing unlike any it was trained on it may see no card in at all (a rendered foreign
+# printing's whole card: "none" at 0.84-0.87): there the photos are all kept.
+SEES_A_CARD_NONE_BELOW = 0.5
+
+
+def sees_a_card(classifier, image_bgr: np.ndarray, quads) -> np.ndarray:
+    """(len(quads),) bool: the deck's model (`classifier`: the model itself, not read through a
+    profile) sees a card at each quad (SEES_A_CARD_NONE_BELOW)."""
+    if len(quads) == 0:
+        return np.zeros(0, bool)
+    none = read_probabilities(classifier, image_bgr, quads)[:, classifier.spec.none_index]
+    return none < SEES_A_CARD_NONE_BELOW
 
 
 # A quad lies within another where this share of its area is inside it: a card and a picture on

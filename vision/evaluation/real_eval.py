@@ -19,7 +19,11 @@ ways up, a second look when not sure):
   surfaces, as a user's walk would be made on their own table before the game).
 * **camera photos**: out of the box, every photo of every set; then, each set in turn, the
   profile learnt from that set's photos (one photo per label, and three where the set has them)
-  reads every other set's. A photo whose card the locator cannot find is read as the whole image.
+  reads every other set's. The profile's photos are cut as `tablemate calibrate --from` cuts them
+  (the largest card found; where the model sees a card in most of the set's photos, one it sees
+  none in is passed over for the card's next photo, as a walk shows the card again). Each photo is
+  read as a still photo is (every outline found, the surest reading kept), without the search of a
+  place left unread; a photo in which nothing is found is read as the whole image.
   Pooled: every pair; the sessions of one physical deck; one printing (each set reading the other
   sets of its design, PHOTO_DESIGNS: a foreign printing after one look, as the device has it) on
   the cards its walk showed; and apart, the cards a set's walk did not show (some sets lack some
@@ -306,13 +310,13 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3), 
     import hashlib
 
     from vision.adapt import CalibratedClassifier, calibrate
-    from vision.calibrate_cmd import card_crop
+    from vision.calibrate_cmd import MODEL_SEES_THE_DECK, card_crop
     from vision.classify_cmd import read_image
-
-    from vision.geometry import warp_card
+    from vision.classifier import NOT_SURE, Prediction
+    from vision.reading import photo_candidates, read_photo
 
     sets = photo_sets(real)
-    images, quads, digests = {}, {}, {}
+    images, candidates, digests = {}, {}, {}
     t0 = time.perf_counter()
     for name, photos in sets.items():
         sets[name] = limited(photos, per_label_cap)
@@ -323,17 +327,34 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3), 
                 continue
             images[path] = image
             digests[path] = hashlib.sha256(path.read_bytes()).hexdigest()
-            quads[path] = largest_card(image)   # located once: every reading of the photo uses it
+            candidates[path] = photo_candidates(image)   # located once: every reading of the photo uses them
         log.info("photos: %s, %d read (%.0f s)", name, len(sets[name]), time.perf_counter() - t0)
     crops_of = {}
 
     def crop_of(path):
-        """The photo's card crop, as `tablemate calibrate` cuts it (card_crop), from its quad."""
+        """(crop, seen): the photo's card crop as `tablemate calibrate` cuts it (card_crop: the
+        largest card found), and whether the deck's model sees a card in it; (None, False) for a
+        photo not read."""
         if path not in crops_of:
-            quad = quads.get(path)
-            crops_of[path] = (warp_card(images[path], quad) if quad is not None
-                              else card_crop(images[path]) if path in images else None)
+            crops_of[path] = card_crop(images[path], base) if path in images else (None, False)
         return crops_of[path]
+
+    # As `tablemate calibrate --from` does with a folder: where the model sees a card in most of a
+    # set's photos, one it sees no card in is not learnt from (the card's next photo is, as a walk
+    # shows the card again).
+    sees_the_deck = {name: np.mean([crop_of(path)[1] for path, _ in photos if path in images] or [0.0])
+                     >= MODEL_SEES_THE_DECK for name, photos in sets.items()}
+
+    def read(classifier, path):
+        """The photo read as a still photo is (vision.reading.read_photo: every outline found at
+        four tones and by the card mask network, the surest reading kept), but without searching a
+        place left unread (through a profile that search made the photos' 2,331 readings take an
+        hour, most of them of a deck of the other design); as one tight crop where nothing is found."""
+        found = candidates[path]
+        if not found:
+            return read_picture(classifier, images[path], None)
+        places = read_photo(classifier, images[path], found, search=False)
+        return places[0][1] if places else Prediction(None, 0.0, NOT_SURE)
 
     def record(condition, read_set, path, label, reading):
         if rows_out is not None:
@@ -345,7 +366,7 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3), 
     for name, photos in sets.items():
         for path, label in photos:
             if path in images:
-                reading = read_picture(base, images[path], quads[path])
+                reading = read(base, path)
                 out_of_box.add(label, reading)
                 record(out_of_box.name, name, path, label, reading)
     results.append(out_of_box.summary())
@@ -365,12 +386,13 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3), 
             shown, crops = [], {}
             for path, label in photos:
                 if path in images and len(crops.get(label, [])) < looks:
-                    crop = crop_of(path)
-                    if crop is not None:
+                    crop, seen = crop_of(path)
+                    if crop is not None and (seen or not sees_the_deck[name]):
                         crops.setdefault(label, []).append(crop)
                         shown.append(path)
-            if not crops or min(len(v) for v in crops.values()) < looks:
+            if not crops or min(Counter(label for _, label in photos).values()) < looks:
                 continue  # this set has fewer photos of some card than the looks asked for
+            # (A card with fewer photos the model sees a card in than the looks is learnt from those.)
             profile = calibrate(base, PHOTO_DECK, crops)
             calibrated = CalibratedClassifier(base, profile, PHOTO_DECK)
             look_alone = CalibratedClassifier(base, profile, PHOTO_DECK, picture_check=False)
@@ -389,8 +411,8 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3), 
                     if digests[path] in shown_digests:
                         skipped += 1
                         continue
-                    reading = read_picture(calibrated, images[path], quads[path])
-                    alone = read_picture(look_alone, images[path], quads[path])
+                    reading = read(calibrated, path)
+                    alone = read(look_alone, path)
                     one.add(label, reading)
                     one_look.add(label, alone)
                     if other != name:
