@@ -4,8 +4,8 @@ FOLDER holds one sub-folder per label, named by the label (`/2` is written `div2
 more photos of that card: whole frames (the card is found in the picture, the largest one if
 several) or tight crops. Where the deck's model sees a card in most of the photos, a photo it sees
 no card in (held so close that only the card's middle is found, or a thing beside it) is left out,
-and said so: photograph the whole card. Each photo is also learnt turned half round, since cards lie either way
-up. Two or three photos per card, under the table's own light, read best.
+and said so: photograph the whole card. Each photo is also learnt turned half round, since cards
+lie either way up. Two or three photos per card, under the table's own light, read best.
 
   tablemate calibrate --deck flip7 --from my-deck/ --out flip7-profile.npz
   tablemate calibrate --deck flip7 --from retake/ --out flip7-profile.npz --update   # only retake/'s labels
