@@ -51,23 +51,21 @@ def card_crop(image, classifier=None):
     in it, else the whole image when it is card shaped (a tight crop, turned to portrait), else
     None (and seen False)."""
     import cv2
-    import numpy as np
 
     from vision.geometry import CANON_H, CANON_W, warp_card
     from vision.locate import find_cards
     from vision.reading import sees_a_card
 
     quads = find_cards(image)
-    if quads:
-        quad = max(quads, key=lambda q: cv2.contourArea(q))
-        return warp_card(image, quad), classifier is None or bool(sees_a_card(classifier, image, [quad])[0])
     h, w = image.shape[:2]
-    if not 0.6 <= min(h, w) / max(h, w) <= 0.85:  # a 63 x 88 mm card is 0.72
+    if quads:
+        crop = warp_card(image, max(quads, key=lambda q: cv2.contourArea(q)))
+    elif 0.6 <= min(h, w) / max(h, w) <= 0.85:  # a 63 x 88 mm card is 0.72
+        whole = image if h >= w else cv2.rotate(image, cv2.ROTATE_90_CLOCKWISE)
+        crop = cv2.resize(whole, (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)
+    else:
         return None, False
-    whole = image if h >= w else cv2.rotate(image, cv2.ROTATE_90_CLOCKWISE)
-    crop = cv2.resize(whole, (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)
-    corners = np.array([[0, 0], [CANON_W, 0], [CANON_W, CANON_H], [0, CANON_H]], np.float32)
-    return crop, classifier is None or bool(sees_a_card(classifier, crop, [corners])[0])
+    return crop, classifier is None or bool(sees_a_card(classifier, [crop])[0])
 
 
 # A folder's photo in which the deck's model sees no card is left out where it sees a card in at

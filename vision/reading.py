@@ -354,13 +354,12 @@ def outline_read_as(classifier, image_bgr: np.ndarray, label: str, outlines) -> 
 SEES_A_CARD_NONE_BELOW = 0.5
 
 
-def sees_a_card(classifier, image_bgr: np.ndarray, quads) -> np.ndarray:
-    """(len(quads),) bool: the deck's model (`classifier`: the model itself, not read through a
-    profile) sees a card at each quad (SEES_A_CARD_NONE_BELOW)."""
-    if len(quads) == 0:
+def sees_a_card(classifier, crops) -> np.ndarray:
+    """(len(crops),) bool: the deck's model (`classifier`: the model itself, not read through a
+    profile) sees a card in each card crop (SEES_A_CARD_NONE_BELOW)."""
+    if len(crops) == 0:
         return np.zeros(0, bool)
-    none = read_probabilities(classifier, image_bgr, quads)[:, classifier.spec.none_index]
-    return none < SEES_A_CARD_NONE_BELOW
+    return both_ways_probabilities(classifier, crops)[:, classifier.spec.none_index] < SEES_A_CARD_NONE_BELOW
 
 
 # A quad lies within another where this share of its area is inside it: a card and a picture on

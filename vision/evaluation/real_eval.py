@@ -171,14 +171,14 @@ def located_quad(image, true_quad):
     return max(inside, key=lambda q: cv2.contourArea(q)) if inside else None
 
 
-def read_place(classifier, image, candidates):
+def read_place(classifier, image, candidates, search: bool = True):
     """The reading of the card at the `candidates` located over it, as the device reads a place
-    (vision.reading.read_photo: each quad read, the surest kept); a card the locator missed (no
-    candidates) is "not sure"."""
+    (vision.reading.read_photo: each quad read, the surest kept; a place left unread searched
+    unless `search` is False); a card the locator missed (no candidates) is "not sure"."""
     from vision.classifier import NOT_SURE, Prediction
     from vision.reading import read_photo
 
-    places = read_photo(classifier, image, candidates) if candidates else []
+    places = read_photo(classifier, image, candidates, search=search) if candidates else []
     return places[0][1] if places else Prediction(None, 0.0, NOT_SURE)
 
 
@@ -312,8 +312,7 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3), 
     from vision.adapt import CalibratedClassifier, calibrate
     from vision.calibrate_cmd import MODEL_SEES_THE_DECK, card_crop
     from vision.classify_cmd import read_image
-    from vision.classifier import NOT_SURE, Prediction
-    from vision.reading import photo_candidates, read_photo
+    from vision.reading import photo_candidates
 
     sets = photo_sets(real)
     images, candidates, digests = {}, {}, {}
@@ -352,10 +351,8 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3), 
         profiles' readings, most of them of a deck of the other design: about an hour in all); as
         one tight crop where nothing is found in it."""
         found = candidates[path]
-        if not found:
-            return read_picture(classifier, images[path], None)
-        places = read_photo(classifier, images[path], found, search=False)
-        return places[0][1] if places else Prediction(None, 0.0, NOT_SURE)
+        return (read_place(classifier, images[path], found, search=False) if found
+                else read_picture(classifier, images[path], None))
 
     def record(condition, read_set, path, label, reading):
         if rows_out is not None:
@@ -406,6 +403,7 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3), 
             for other, other_photos in others + ([(name, own)] if own else []):
                 where = f"{name} itself, its other photos" if other == name else other
                 one, one_look = Tally(where), Tally(where)
+                not_shown = not_shown_named = 0     # readings of cards the walk did not show
                 for path, label in other_photos:
                     if path not in images:
                         continue
@@ -423,6 +421,9 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3), 
                     if other != name and name in ONE_DECK_SETS and other in ONE_DECK_SETS:
                         one_deck.add(label, reading)
                         one_deck_look.add(label, alone)
+                    if label not in crops:
+                        not_shown += 1
+                        not_shown_named += reading.label is not None
                     if other != name and label not in crops:
                         unshown.add(label, reading)
                     elif other != name and PHOTO_DESIGNS.get(other, other) == PHOTO_DESIGNS.get(name, name):
@@ -432,7 +433,9 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3), 
                     record(f"{name} ({looks} look(s)), without the picture check", other, path, label, alone)
                 s1, s2 = one.summary(), one_look.summary()
                 by_set[where] = (f"{s1['accepted'] - s1['wrong']} right, {s1['wrong']} wrong of {s1['read']} "
-                                 f"(without the picture check {s2['accepted'] - s2['wrong']} right, {s2['wrong']} wrong)")
+                                 f"(without the picture check {s2['accepted'] - s2['wrong']} right, {s2['wrong']} wrong)"
+                                 + (f", {not_shown} of them of cards the walk did not show ({not_shown_named} named)"
+                                    if not_shown else ""))
                 if other == name:
                     results.append({**s1, "condition": f"photos of {name}, calibrated from its first {looks} "
                                                        f"photo(s) of each card, its others read"})
