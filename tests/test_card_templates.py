@@ -322,7 +322,8 @@ def test_one_look_at_a_real_deck_reads_it_in_other_sessions():
     a new look): no card misnamed, at most one refused. The confusable cards only, to stay quick."""
     from vision.adapt import CalibratedClassifier, calibrate
     from vision.classifier import CardClassifier
-    from vision.evaluation.real_eval import largest_card, photo_sets, read_picture
+    from vision.calibrate_cmd import largest_card
+    from vision.evaluation.real_eval import photo_sets, read_picture
     from vision.geometry import warp_card
 
     base = CardClassifier.load(UNO)

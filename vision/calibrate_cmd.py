@@ -45,6 +45,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="folder holding DECK.onnx and DECK.json (default: the bundled models)")
 
 
+def largest_card(image):
+    """The largest card quad located in `image` (where card_crop cuts the card), or None."""
+    import cv2
+
+    from vision.locate import find_cards
+
+    quads = find_cards(image)
+    return max(quads, key=lambda q: cv2.contourArea(q)) if quads else None
+
+
 def card_crop(image, classifier=None):
     """(crop, seen): the card in a photo, and whether the deck's model (`classifier`) sees a card
     in it (vision.reading.sees_a_card; True without a classifier). The crop: the largest card found
@@ -53,13 +63,12 @@ def card_crop(image, classifier=None):
     import cv2
 
     from vision.geometry import CANON_H, CANON_W, warp_card
-    from vision.locate import find_cards
     from vision.reading import sees_a_card
 
-    quads = find_cards(image)
+    quad = largest_card(image)
     h, w = image.shape[:2]
-    if quads:
-        crop = warp_card(image, max(quads, key=lambda q: cv2.contourArea(q)))
+    if quad is not None:
+        crop = warp_card(image, quad)
     elif 0.6 <= min(h, w) / max(h, w) <= 0.85:  # a 63 x 88 mm card is 0.72
         whole = image if h >= w else cv2.rotate(image, cv2.ROTATE_90_CLOCKWISE)
         crop = cv2.resize(whole, (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)
@@ -75,13 +84,18 @@ def card_crop(image, classifier=None):
 MODEL_SEES_THE_DECK = 0.5
 
 
+def model_sees_the_deck(seen) -> bool:
+    """Whether the deck's model sees a card in enough of a folder's photos (`seen`: one bool per
+    photo, card_crop's) that one it sees none in is cut at something else (MODEL_SEES_THE_DECK)."""
+    seen = list(seen)
+    return bool(seen) and sum(seen) >= MODEL_SEES_THE_DECK * len(seen)
+
+
 def read_folder(source, deck: str, classifier=None):
     """({label: [crops]}, problems: list of str): each photo cut by card_crop; a photo `classifier`
     (the deck's model) sees no card in is left out where it sees a card in most of the folder's
     (MODEL_SEES_THE_DECK). Raises ValueError for a sub-folder that is not a label of the deck."""
     from pathlib import Path
-
-    import numpy as np
 
     from rules.cards import DECKS, dirname_to_label, label_to_dirname
     from vision.classify_cmd import read_image
@@ -110,7 +124,7 @@ def read_folder(source, deck: str, classifier=None):
             problems.append(f"{folder}: no photos")
         counts[label] = len(photos)
         log.info("[%d/%d] %s: %d photo(s) read", i, len(folders), label, len(photos))
-    sees_the_deck = bool(cut) and np.mean([seen for *_, seen in cut]) >= MODEL_SEES_THE_DECK
+    sees_the_deck = model_sees_the_deck(seen for *_, seen in cut)
     crops = {}
     for label, photo, crop, seen in cut:
         if sees_the_deck and not seen:

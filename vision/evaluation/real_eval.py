@@ -114,16 +114,6 @@ def describe(summary: dict) -> str:
 # ---------------------------------------------------------------------------------------------
 # reading one picture as the device does
 
-def largest_card(image):
-    """The largest card quad located in `image`, or None (calibrate_cmd.card_crop's choice)."""
-    import cv2
-
-    from vision.locate import find_cards
-
-    quads = find_cards(image)
-    return max(quads, key=lambda q: cv2.contourArea(q)) if quads else None
-
-
 def read_picture(classifier, image, quad) -> object:
     """The reading of the one card in `image`: at its located `quad` (read_cards: both ways up, a
     second look when not sure), else (quad None) the whole image taken as a tight crop."""
@@ -310,7 +300,7 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3), 
     import hashlib
 
     from vision.adapt import CalibratedClassifier, calibrate
-    from vision.calibrate_cmd import MODEL_SEES_THE_DECK, card_crop
+    from vision.calibrate_cmd import card_crop, model_sees_the_deck
     from vision.classify_cmd import read_image
     from vision.reading import photo_candidates
 
@@ -341,8 +331,8 @@ def read_photos(real: Path, base, per_label_cap: int | None, looks_list=(1, 3), 
     # As `tablemate calibrate --from` does with a folder: where the model sees a card in most of a
     # set's photos, one it sees no card in is not learnt from (the card's next photo is, as a walk
     # shows the card again).
-    sees_the_deck = {name: np.mean([crop_of(path)[1] for path, _ in photos if path in images] or [0.0])
-                     >= MODEL_SEES_THE_DECK for name, photos in sets.items()}
+    sees_the_deck = {name: model_sees_the_deck(crop_of(path)[1] for path, _ in photos if path in images)
+                     for name, photos in sets.items()}
 
     def read(classifier, path):
         """The photo read as a still photo is (vision.reading.read_photo: every outline found at
